@@ -14,10 +14,12 @@ int main(int argc, char** argv) {
   gc::Log::install();
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Guest Console: one console to the exact VM a grant names."));
+  parser.setApplicationDescription(
+      QStringLiteral("Guest Console: one console to the exact VM a grant names."));
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("check | open | mcp | sweep | evidence"));
+  parser.addPositionalArgument(QStringLiteral("command"),
+                               QStringLiteral("check | open | mcp | sweep | evidence"));
   parser.process(app);
   std::fputs("guest-console: no command given\n", stderr);
   return 1;

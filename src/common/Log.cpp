@@ -33,10 +33,10 @@ void handler(QtMsgType type, const QMessageLogContext& context, const QString& m
     level = "fatal";
     break;
   }
-  const QString line = QStringLiteral("guest-console[%1] %2 %3: %4\n")
-                           .arg(QString::number(QCoreApplication::applicationPid()), QString::fromLatin1(level),
-                                QString::fromLatin1(context.category ? context.category : "default"),
-                                Log::redact(message));
+  const QString line =
+      QStringLiteral("guest-console[%1] %2 %3: %4\n")
+          .arg(QString::number(QCoreApplication::applicationPid()), QString::fromLatin1(level),
+               QString::fromLatin1(context.category ? context.category : "default"), Log::redact(message));
   const QByteArray bytes = line.toUtf8();
   QMutexLocker lock(&g_logMutex);
   std::fwrite(bytes.constData(), 1, static_cast<std::size_t>(bytes.size()), stderr);
@@ -45,7 +45,9 @@ void handler(QtMsgType type, const QMessageLogContext& context, const QString& m
 
 } // namespace
 
-void Log::install() { qInstallMessageHandler(handler); }
+void Log::install() {
+  qInstallMessageHandler(handler);
+}
 
 QString Log::redact(const QString& line) {
   static const QRegularExpression hexRun(QStringLiteral("[0-9A-Fa-f]{32,}"));

@@ -33,6 +33,8 @@ private:
 // For operations with no value: Status ok = Status::success();
 struct Done {};
 using Status = Outcome<Done>;
-inline Status success() { return Status(Done{}); }
+inline Status success() {
+  return Status(Done{});
+}
 
 } // namespace gc

@@ -26,9 +26,13 @@ const Entry& entryFor(Refusal code) {
 
 } // namespace
 
-QString refusalName(Refusal code) { return QString::fromLatin1(entryFor(code).name); }
+QString refusalName(Refusal code) {
+  return QString::fromLatin1(entryFor(code).name);
+}
 
-QString refusalText(Refusal code) { return QString::fromUtf8(entryFor(code).text); }
+QString refusalText(Refusal code) {
+  return QString::fromUtf8(entryFor(code).text);
+}
 
 std::optional<Refusal> refusalFromName(QStringView name) {
   static const QHash<QString, Refusal> byName = [] {

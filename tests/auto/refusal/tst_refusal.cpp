@@ -37,12 +37,13 @@ private slots:
   void redactsSecretsFromDiagnostics_data() {
     QTest::addColumn<QString>("line");
     QTest::addColumn<QString>("secret");
-    QTest::newRow("capability hex") << QStringLiteral("hello cap=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
-                                    << QStringLiteral("0123456789abcdef0123456789abcdef");
+    QTest::newRow("capability hex")
+        << QStringLiteral("hello cap=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+        << QStringLiteral("0123456789abcdef0123456789abcdef");
     QTest::newRow("json password") << QStringLiteral("{\"cmd\":\"credentials\",\"password\":\"S3ntinel-pw\"}")
                                    << QStringLiteral("S3ntinel-pw");
-    QTest::newRow("escaped json password") << QStringLiteral("{\"password\":\"a\\\"S3ntinel\"}")
-                                           << QStringLiteral("S3ntinel");
+    QTest::newRow("escaped json password")
+        << QStringLiteral("{\"password\":\"a\\\"S3ntinel\"}") << QStringLiteral("S3ntinel");
     QTest::newRow("assignment") << QStringLiteral("login password=S3ntinel-pw user=x")
                                 << QStringLiteral("S3ntinel-pw");
   }
