@@ -34,10 +34,10 @@ RdpSession* sessionOf(freerdp* instance) {
 }
 
 // Overwrites FreeRDP's copy of a secret setting in place, then drops it.
-// KNOWN GAP: FreeRDP 3.10 keeps further copies it does not zero on every path (NLA's
-// SEC_WINNT_AUTH_IDENTITY, the NTLM context, Unicode conversions of the password); we
-// can only wipe the settings copies we can reach. Upstream hardening of credential
-// lifetimes is tracked in FreeRDP's issue tracker (no fix in 3.10.x that we rely on).
+// KNOWN GAP: FreeRDP 3.10 frees some copies without zeroing them (NLA's UTF-16
+// conversions of the credentials, the NTLM context's hashes); we can only wipe the
+// settings copies we can reach. Upstream: https://github.com/FreeRDP/FreeRDP/issues/12531
+// (fixed by PR #12532, after 3.10.x).
 void wipeSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key) {
   if (char* value = freerdp_settings_get_string_writable(settings, key))
     explicit_bzero(value, std::strlen(value));
