@@ -1,0 +1,21 @@
+// One step of the guest desktop as seen by the main thread.
+#pragma once
+
+#include <QImage>
+#include <QList>
+#include <QMetaType>
+#include <QRect>
+
+namespace gc {
+
+struct FrameUpdate {
+  // Full-desktop snapshot (Format_RGB32 = BGRX in memory). Implicitly shared and never
+  // written again by RdpSession: the session's mirror detaches before its next write.
+  QImage frame;
+  QList<QRect> dirty; // what changed since the previous FrameUpdate, in desktop coordinates
+  quint64 serial = 0; // strictly increasing per session
+};
+
+} // namespace gc
+
+Q_DECLARE_METATYPE(gc::FrameUpdate)

@@ -1,0 +1,19 @@
+// The FreeRDP client context of an RdpSession: rdpClientContext first (FreeRDP allocates
+// ContextSize bytes and treats the head as its own), then our back-pointer, which the
+// static callbacks use to recover the session. Private to src/rdp/.
+#pragma once
+
+#include <freerdp/client.h>
+#include <freerdp/transport_io.h>
+
+namespace gc {
+
+class RdpSession;
+
+struct RdpContext {
+  rdpClientContext common;
+  RdpSession* session;
+  pTransportRWFkt originalWritePdu; // FreeRDP's own, wrapped to trace PDU order
+};
+
+} // namespace gc

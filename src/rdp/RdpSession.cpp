@@ -1,0 +1,592 @@
+#include "rdp/RdpSession.h"
+
+#include "rdp/CertificatePin.h"
+#include "rdp/PointerEncoder.h"
+#include "rdp/RdpContext.h"
+#include "rdp/WLogRouter.h"
+
+#include <QFile>
+#include <QMetaObject>
+#include <QThread>
+#include <QTimer>
+
+#include <freerdp/client.h>
+#include <freerdp/error.h>
+#include <freerdp/freerdp.h>
+#include <freerdp/gdi/gdi.h>
+#include <freerdp/input.h>
+#include <freerdp/scancode.h>
+#include <freerdp/settings.h>
+#include <winpr/synch.h>
+
+#include <cstring>
+#include <string.h>
+
+namespace gc {
+
+namespace {
+
+RdpSession* sessionOf(rdpContext* context) {
+  return reinterpret_cast<RdpContext*>(context)->session;
+}
+RdpSession* sessionOf(freerdp* instance) {
+  return sessionOf(instance->context);
+}
+
+// Overwrites FreeRDP's copy of a secret setting in place, then drops it.
+// KNOWN GAP: FreeRDP 3.10 frees some copies without zeroing them (NLA's UTF-16
+// conversions of the credentials, the NTLM context's hashes); we can only wipe the
+// settings copies we can reach. Upstream: https://github.com/FreeRDP/FreeRDP/issues/12531
+// (fixed by PR #12532, after 3.10.x).
+void wipeSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key) {
+  if (char* value = freerdp_settings_get_string_writable(settings, key))
+    explicit_bzero(value, std::strlen(value));
+  freerdp_settings_set_string(settings, key, nullptr);
+}
+
+bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, const SecureBuffer& value) {
+  if (value.isEmpty())
+    return freerdp_settings_set_string(settings, key, nullptr);
+  return freerdp_settings_set_string_len(settings, key, value.constData(), value.size());
+}
+
+bool isAuthError(UINT32 error) {
+  switch (error) {
+  case FREERDP_ERROR_AUTHENTICATION_FAILED:
+  case FREERDP_ERROR_CONNECT_LOGON_FAILURE:
+  case FREERDP_ERROR_CONNECT_WRONG_PASSWORD:
+  case FREERDP_ERROR_CONNECT_ACCESS_DENIED:
+  case FREERDP_ERROR_CONNECT_ACCOUNT_RESTRICTION:
+  case FREERDP_ERROR_CONNECT_ACCOUNT_LOCKED_OUT:
+  case FREERDP_ERROR_CONNECT_ACCOUNT_EXPIRED:
+  case FREERDP_ERROR_CONNECT_ACCOUNT_DISABLED:
+  case FREERDP_ERROR_CONNECT_LOGON_TYPE_NOT_GRANTED:
+  case FREERDP_ERROR_CONNECT_NO_OR_MISSING_CREDENTIALS:
+  case FREERDP_ERROR_CONNECT_PASSWORD_EXPIRED:
+  case FREERDP_ERROR_CONNECT_PASSWORD_CERTAINLY_EXPIRED:
+  case FREERDP_ERROR_CONNECT_PASSWORD_MUST_CHANGE:
+  case FREERDP_ERROR_CONNECT_CLIENT_REVOKED:
+  case FREERDP_ERROR_SERVER_FRESH_CREDENTIALS_REQUIRED:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+// The FreeRDP callbacks. Every interactive default that freerdp_client_context_new
+// installs (stdin prompts, certificate store writes) is replaced with a refusal.
+struct RdpCallbacks {
+  static BOOL clientNew(freerdp* instance, rdpContext* context) {
+    auto* ctx = reinterpret_cast<RdpContext*>(context);
+    ctx->session = nullptr;
+    ctx->originalWritePdu = nullptr;
+    instance->PreConnect = &preConnect;
+    instance->PostConnect = &postConnect;
+    instance->PostDisconnect = &postDisconnect;
+    instance->PostFinalDisconnect = nullptr;
+    instance->LoadChannels = nullptr; // no add-ins, no static or dynamic channels
+    instance->Redirect = nullptr;
+    instance->Authenticate = &refuseAuthenticate;
+    instance->GatewayAuthenticate = &refuseAuthenticate;
+    instance->AuthenticateEx = &refuseAuthenticateEx;
+    instance->VerifyCertificateEx = &refuseCertificateEx;
+    instance->VerifyChangedCertificateEx = &refuseChangedCertificateEx;
+    instance->VerifyX509Certificate = &verifyX509Certificate;
+    instance->PresentGatewayMessage = &refuseGatewayMessage;
+    instance->LogonErrorInfo = &logonErrorInfo;
+    instance->ChooseSmartcard = &refuseSmartcard;
+    instance->GetAccessToken = &refuseAccessToken;
+    instance->RetryDialog = &noRetry;
+    return TRUE;
+  }
+  static void clientFree(freerdp*, rdpContext*) {}
+
+  // Credentials are provided up front; FreeRDP asking means they were refused or missing.
+  static BOOL refuseAuthenticate(freerdp*, char**, char**, char**) { return FALSE; }
+  static BOOL refuseAuthenticateEx(freerdp*, char**, char**, char**, rdp_auth_reason) { return FALSE; }
+  // Only reached without ExternalCertificateManagement; never trust FreeRDP's store.
+  static DWORD refuseCertificateEx(freerdp*, const char*, UINT16, const char*, const char*, const char*,
+                                   const char*, DWORD) {
+    return 0;
+  }
+  static DWORD refuseChangedCertificateEx(freerdp*, const char*, UINT16, const char*, const char*,
+                                          const char*, const char*, const char*, const char*, const char*,
+                                          DWORD) {
+    return 0;
+  }
+  static BOOL refuseGatewayMessage(freerdp*, UINT32, BOOL, BOOL, size_t, const WCHAR*) { return FALSE; }
+  static int logonErrorInfo(freerdp*, UINT32 data, UINT32 type) {
+    qCWarning(lcRdp) << "logon error info" << data << type;
+    return 1;
+  }
+  static BOOL refuseSmartcard(freerdp*, SmartcardCertInfo**, DWORD, DWORD*, BOOL) { return FALSE; }
+  static BOOL refuseAccessToken(freerdp*, AccessTokenType, char**, size_t, ...) { return FALSE; }
+  static SSIZE_T noRetry(freerdp*, const char*, size_t, void*) { return -1; }
+
+  // The pin alone decides. FreeRDP calls this after the TLS handshake and before CredSSP
+  // (NLA) or the MCS connect (TLS), i.e. before any credential leaves the process.
+  static int verifyX509Certificate(freerdp* instance, const BYTE* pem, size_t length, const char*, UINT16,
+                                   DWORD flags) {
+    RdpSession* self = sessionOf(instance);
+    self->m_certChecked = true;
+    // A redirect or gateway hop would be a different server: refused outright.
+    if (flags & (VERIFY_CERT_FLAG_GATEWAY | VERIFY_CERT_FLAG_REDIRECT)) {
+      qCWarning(lcRdp) << "refusing certificate of a redirected/gateway connection";
+      return 0;
+    }
+    const auto digest = CertificatePin::leafSha256FromPem(
+        QByteArrayView(reinterpret_cast<const char*>(pem), qsizetype(length)));
+    if (!digest) {
+      qCWarning(lcRdp) << "guest certificate could not be parsed";
+      return 0;
+    }
+    const bool accept = self->m_config.unpinned || CertificatePin::matches(*digest, self->m_config.pinSha256);
+    self->m_certAccepted = accept;
+    return accept ? 1 : 0;
+  }
+
+  static int writePdu(rdpTransport* transport, wStream* s) {
+    auto* ctx = reinterpret_cast<RdpContext*>(transport_get_context(transport));
+    RdpSession* self = ctx->session;
+    ++(self->m_certChecked ? self->m_pdusAfterCert : self->m_pdusBeforeCert);
+    return ctx->originalWritePdu(transport, s);
+  }
+
+  static BOOL preConnect(freerdp* instance) {
+    auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
+    // freerdp_connect() clears the abort event before calling us, so an abort() that
+    // landed before that would be lost; abort() sets m_aborting before the event.
+    if (ctx->session->m_aborting)
+      return FALSE;
+    // Wrap the PDU writer to record the order of writes vs. the certificate decision.
+    rdpTransportIo io = *freerdp_get_io_callbacks(instance->context);
+    if (io.WritePdu != &writePdu) {
+      ctx->originalWritePdu = io.WritePdu;
+      io.WritePdu = &writePdu;
+      if (!freerdp_set_io_callbacks(instance->context, &io))
+        return FALSE;
+    }
+    return TRUE;
+  }
+
+  static BOOL postConnect(freerdp* instance) {
+    if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
+      return FALSE;
+    rdpUpdate* update = instance->context->update;
+    update->BeginPaint = &beginPaint;
+    update->EndPaint = &endPaint;
+    update->DesktopResize = &desktopResize;
+    return TRUE;
+  }
+
+  static void postDisconnect(freerdp* instance) { gdi_free(instance); }
+
+  static BOOL beginPaint(rdpContext* context) {
+    rdpGdi* gdi = context->gdi;
+    if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
+      return FALSE;
+    HGDI_WND hwnd = gdi->primary->hdc->hwnd;
+    hwnd->invalid->null = TRUE;
+    hwnd->ninvalid = 0;
+    return TRUE;
+  }
+
+  // Runs on the worker inside FreeRDP's update processing: the only place the GDI buffer
+  // is read. Copies each dirty rectangle into its own image (deep copy) for the main thread.
+  static BOOL endPaint(rdpContext* context) {
+    rdpGdi* gdi = context->gdi;
+    if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
+      return FALSE;
+    HGDI_WND hwnd = gdi->primary->hdc->hwnd;
+    if (hwnd->invalid->null || hwnd->ninvalid <= 0)
+      return TRUE;
+    RdpSession* self = sessionOf(context);
+    const QRect desktop(0, 0, int(gdi->width), int(gdi->height));
+    for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
+      const GDI_RGN& r = hwnd->cinvalid[i];
+      const QRect rect = QRect(r.x, r.y, r.w, r.h).intersected(desktop);
+      if (rect.isEmpty())
+        continue;
+      QImage tile(rect.size(), QImage::Format_RGB32);
+      const qsizetype rowBytes = qsizetype(rect.width()) * 4;
+      for (int row = 0; row < rect.height(); ++row) {
+        const BYTE* src =
+            gdi->primary_buffer + qsizetype(rect.y() + row) * gdi->stride + qsizetype(rect.x()) * 4;
+        std::memcpy(tile.scanLine(row), src, std::size_t(rowBytes));
+      }
+      self->queuePending({rect, std::move(tile)});
+    }
+    hwnd->invalid->null = TRUE;
+    hwnd->ninvalid = 0;
+    return TRUE;
+  }
+
+  static BOOL desktopResize(rdpContext* context) {
+    rdpSettings* settings = context->settings;
+    const UINT32 w = freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth);
+    const UINT32 h = freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight);
+    if (!gdi_resize(context->gdi, w, h))
+      return FALSE;
+    sessionOf(context)->queuePending({QRect(0, 0, int(w), int(h)), QImage()});
+    return TRUE;
+  }
+};
+
+RdpSession::RdpSession(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<gc::FrameUpdate>();
+  qRegisterMetaType<gc::Failure>();
+}
+
+RdpSession::~RdpSession() {
+  abort();
+}
+
+void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
+  // Whatever happens below, the caller's secrets do not outlive this call.
+  struct Wipe {
+    RdpCredentials& c;
+    ~Wipe() {
+      c.username.clear();
+      c.password.clear();
+      c.domain.clear();
+    }
+  } wipe{credentials};
+
+  std::lock_guard lifecycle(m_lifecycleMutex);
+  const auto fail = [this](Refusal code, QString message) {
+    m_state = State::Finished;
+    postToMain([this, f = Failure{code, std::move(message)}] { emit failed(f); });
+  };
+  if (m_state != State::Idle) {
+    qCWarning(lcRdp) << "RdpSession::start called twice";
+    return;
+  }
+  m_config = std::move(config);
+  if (m_config.host != QStringLiteral("127.0.0.1"))
+    return fail(Refusal::RdpRuleNotLoopback, QStringLiteral("the RDP host must be 127.0.0.1"));
+  if (!m_config.unpinned && m_config.pinSha256.size() != 32)
+    return fail(Refusal::Internal, QStringLiteral("the certificate pin must be 32 bytes"));
+  if (m_config.configDir.isEmpty())
+    return fail(Refusal::Internal, QStringLiteral("no private FreeRDP config directory"));
+
+  WLogRouter::install();
+
+  RDP_CLIENT_ENTRY_POINTS entry{};
+  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
+  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
+  entry.ContextSize = sizeof(RdpContext);
+  entry.ClientNew = &RdpCallbacks::clientNew;
+  entry.ClientFree = &RdpCallbacks::clientFree;
+  m_context = freerdp_client_context_new(&entry);
+  if (!m_context)
+    return fail(Refusal::Internal, QStringLiteral("cannot create the FreeRDP context"));
+  reinterpret_cast<RdpContext*>(m_context)->session = this;
+
+  rdpSettings* s = m_context->settings;
+  const QByteArray host = m_config.host.toUtf8();
+  const QByteArray configDir = QFile::encodeName(m_config.configDir);
+  bool ok =
+      freerdp_settings_set_string(s, FreeRDP_ServerHostname, host.constData()) &&
+      freerdp_settings_set_uint32(s, FreeRDP_ServerPort, m_config.port) &&
+      freerdp_settings_set_string(s, FreeRDP_ConfigPath, configDir.constData()) &&
+      freerdp_settings_set_uint32(s, FreeRDP_TcpConnectTimeout, UINT32(qMax(1, m_config.connectTimeoutMs)));
+  // Certificate: the pin alone decides (VerifyX509Certificate); no store, no auto-accept.
+  const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
+      {FreeRDP_ExternalCertificateManagement, true},
+      {FreeRDP_AutoAcceptCertificate, false},
+      {FreeRDP_IgnoreCertificate, false},
+      // TLS or NLA only.
+      {FreeRDP_RdpSecurity, false},
+      {FreeRDP_UseRdpSecurityLayer, false},
+      {FreeRDP_TlsSecurity, true},
+      {FreeRDP_NlaSecurity, true},
+      {FreeRDP_ExtSecurity, false},
+      {FreeRDP_RdstlsSecurity, false},
+      // Plain bitmap updates into a software GDI; no codecs that need extra pipelines.
+      {FreeRDP_SoftwareGdi, true},
+      {FreeRDP_SupportGraphicsPipeline, false},
+      {FreeRDP_RemoteFxCodec, false},
+      {FreeRDP_NSCodec, false},
+      {FreeRDP_GfxH264, false},
+      {FreeRDP_JpegCodec, false},
+      {FreeRDP_DesktopResize, true},
+      {FreeRDP_AsyncUpdate, false},
+      // No channels or redirection of any kind.
+      {FreeRDP_SupportDynamicChannels, false},
+      {FreeRDP_SupportDisplayControl, false},
+      {FreeRDP_RedirectClipboard, false},
+      {FreeRDP_RedirectDrives, false},
+      {FreeRDP_RedirectHomeDrive, false},
+      {FreeRDP_RedirectPrinters, false},
+      {FreeRDP_RedirectSmartCards, false},
+      {FreeRDP_RedirectSerialPorts, false},
+      {FreeRDP_RedirectParallelPorts, false},
+      {FreeRDP_RedirectWebAuthN, false},
+      {FreeRDP_DeviceRedirection, false},
+      {FreeRDP_AudioPlayback, false},
+      {FreeRDP_AudioCapture, false},
+      {FreeRDP_RemoteConsoleAudio, false},
+      {FreeRDP_EncomspVirtualChannel, false},
+      {FreeRDP_RemdeskVirtualChannel, false},
+      {FreeRDP_SupportEchoChannel, false},
+      {FreeRDP_SupportSSHAgentChannel, false},
+      {FreeRDP_SupportMultitransport, false},
+      {FreeRDP_SupportGeometryTracking, false},
+      {FreeRDP_SupportVideoOptimized, false},
+      {FreeRDP_MultiTouchInput, false},
+      {FreeRDP_RemoteApplicationMode, false},
+      {FreeRDP_SmartcardLogon, false},
+      // Nothing persisted: no bitmap cache file, no transport dumps, no reconnect cookies.
+      {FreeRDP_BitmapCachePersistEnabled, false},
+      {FreeRDP_TransportDump, false},
+      {FreeRDP_AutoReconnectionEnabled, false},
+      {FreeRDP_UseCommonStdioCallbacks, false},
+      // transport_write waits until the buffered BIO has handed the bytes to the socket:
+      // what makes sendKey/sendPointer "written and flushed" on return.
+      {FreeRDP_WaitForOutputBufferFlush, true},
+  };
+  for (const auto& [key, value] : bools)
+    ok = ok && freerdp_settings_set_bool(s, key, value);
+  ok = ok && freerdp_settings_set_uint32(s, FreeRDP_ColorDepth, 32);
+  ok = ok && setSecretSetting(s, FreeRDP_Username, credentials.username) &&
+       setSecretSetting(s, FreeRDP_Password, credentials.password) &&
+       setSecretSetting(s, FreeRDP_Domain, credentials.domain);
+  if (!ok) {
+    freeContext();
+    return fail(Refusal::Internal, QStringLiteral("cannot configure FreeRDP"));
+  }
+
+  m_state = State::Connecting;
+  const quint64 generation = m_generation;
+  QTimer::singleShot(m_config.connectTimeoutMs, this, [this, generation] {
+    std::lock_guard guard(m_lifecycleMutex);
+    if (generation == m_generation && m_state == State::Connecting && m_context) {
+      m_timedOut = true;
+      freerdp_abort_connect_context(m_context);
+    }
+  });
+  m_worker = std::thread([this] { run(); });
+}
+
+void RdpSession::run() {
+  freerdp* instance = m_context->instance;
+  const BOOL ok = freerdp_connect(instance);
+  // FreeRDP has used its copies; do not keep them for the session's lifetime.
+  wipeSecretSetting(m_context->settings, FreeRDP_Password);
+  wipeSecretSetting(m_context->settings, FreeRDP_Username);
+  wipeSecretSetting(m_context->settings, FreeRDP_Domain);
+
+  if (!ok || m_aborting) {
+    const Failure failure = classifyConnectFailure();
+    m_state = State::Finished;
+    if (!m_aborting) {
+      postToMain([this, failure] {
+        reapWorker();
+        emit failed(failure);
+      });
+    }
+    freerdp_disconnect(instance);
+    return;
+  }
+
+  const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
+  m_state = State::Connected;
+  postToMain([this, desktop] {
+    m_mirror = QImage(desktop, QImage::Format_RGB32);
+    m_mirror.fill(Qt::black);
+    emit connected(desktop);
+  });
+
+  QString reason;
+  while (!m_aborting) {
+    HANDLE handles[MAXIMUM_WAIT_OBJECTS] = {};
+    const DWORD count = freerdp_get_event_handles(m_context, handles, ARRAYSIZE(handles));
+    if (count == 0) {
+      reason = QStringLiteral("no FreeRDP event handles");
+      break;
+    }
+    // Bounded wait: the abort event is among the handles, the timeout is only a backstop.
+    WaitForMultipleObjects(count, handles, FALSE, 100);
+    std::lock_guard io(m_ioMutex);
+    if (m_aborting)
+      break;
+    if (!freerdp_check_event_handles(m_context) || freerdp_shall_disconnect_context(m_context)) {
+      const UINT32 error = freerdp_get_last_error(m_context);
+      reason =
+          QString::fromUtf8(error ? freerdp_get_last_error_name(error) : "the server closed the connection");
+      break;
+    }
+  }
+
+  m_state = State::Finished;
+  {
+    std::lock_guard io(m_ioMutex);
+    freerdp_disconnect(instance);
+  }
+  if (!m_aborting) {
+    postToMain([this, reason] {
+      reapWorker();
+      emit lost(Failure{Refusal::RdpLost, reason});
+    });
+  }
+}
+
+Failure RdpSession::classifyConnectFailure() const {
+  if (m_certChecked && !m_certAccepted)
+    return {Refusal::GuestCertMismatch, QStringLiteral("the guest's certificate does not match the pin")};
+  if (m_timedOut)
+    return {Refusal::RdpUnreachable, QStringLiteral("connecting timed out")};
+  const UINT32 error = freerdp_get_last_error(m_context);
+  const QString name = QString::fromUtf8(freerdp_get_last_error_name(error));
+  if (isAuthError(error))
+    return {Refusal::AuthFailed, name};
+  switch (error) {
+  case FREERDP_ERROR_CONNECT_FAILED:
+  case FREERDP_ERROR_DNS_ERROR:
+  case FREERDP_ERROR_DNS_NAME_NOT_FOUND:
+    return {Refusal::RdpUnreachable, name};
+  case FREERDP_ERROR_CONNECT_TRANSPORT_FAILED:
+  case FREERDP_ERROR_TLS_CONNECT_FAILED:
+    // Before a certificate was seen the server never completed a TLS handshake.
+    if (!m_certChecked)
+      return {Refusal::RdpUnreachable, name};
+    break;
+  default:
+    break;
+  }
+  return {Refusal::RdpProtocol, name};
+}
+
+void RdpSession::abort() {
+  bool hadStarted = false;
+  {
+    std::lock_guard lifecycle(m_lifecycleMutex);
+    ++m_generation; // drops queued worker posts: after abort() only closed() is emitted
+    hadStarted = m_state != State::Idle && (m_context || m_worker.joinable());
+    m_aborting = true;
+    if (m_context)
+      freerdp_abort_connect_context(m_context);
+    if (m_worker.joinable()) {
+      if (m_worker.get_id() == std::this_thread::get_id())
+        m_worker.detach(); // cannot happen via queued signals; never self-join
+      else
+        m_worker.join();
+    }
+    freeContext();
+    m_state = State::Finished;
+  }
+  if (hadStarted)
+    QMetaObject::invokeMethod(
+        this, [this] { emit closed(); }, Qt::QueuedConnection);
+}
+
+void RdpSession::reapWorker() {
+  std::lock_guard lifecycle(m_lifecycleMutex);
+  if (m_worker.joinable())
+    m_worker.join(); // the worker posted this as its last act
+  freeContext();
+}
+
+void RdpSession::freeContext() {
+  if (m_context) {
+    freerdp_client_context_free(m_context);
+    m_context = nullptr;
+  }
+}
+
+void RdpSession::postToMain(std::function<void()> fn) {
+  const quint64 generation = m_generation;
+  QMetaObject::invokeMethod(
+      this,
+      [this, generation, fn = std::move(fn)] {
+        if (generation == m_generation)
+          fn();
+      },
+      Qt::QueuedConnection);
+}
+
+void RdpSession::queuePending(PendingOp op) {
+  std::lock_guard guard(m_pendingMutex);
+  m_pending.append(std::move(op));
+  if (!m_drainPosted) {
+    m_drainPosted = true;
+    postToMain([this] { drainPending(); });
+  }
+}
+
+void RdpSession::drainPending() {
+  QList<PendingOp> ops;
+  {
+    std::lock_guard guard(m_pendingMutex);
+    ops.swap(m_pending);
+    m_drainPosted = false;
+  }
+  QList<QRect> dirty;
+  const auto flush = [&] {
+    if (!dirty.isEmpty())
+      emit frameUpdated(FrameUpdate{m_mirror, std::exchange(dirty, {}), ++m_serial});
+  };
+  for (const PendingOp& op : ops) {
+    if (op.image.isNull()) { // a desktop resize
+      flush();
+      m_mirror = QImage(op.rect.size(), QImage::Format_RGB32);
+      m_mirror.fill(Qt::black);
+      emit desktopResized(op.rect.size());
+      continue;
+    }
+    const QRect rect = op.rect.intersected(m_mirror.rect());
+    // bits() detaches the mirror if a receiver still holds the previous snapshot.
+    for (int row = 0; row < rect.height(); ++row)
+      std::memcpy(m_mirror.scanLine(rect.y() + row) + qsizetype(rect.x()) * 4, op.image.constScanLine(row),
+                  std::size_t(rect.width()) * 4);
+    dirty.append(rect);
+  }
+  flush();
+}
+
+Status RdpSession::sendKey(quint16 scancode, bool down) {
+  const quint8 prefix = quint8(scancode >> 8);
+  if (prefix != 0x00 && prefix != 0xE0)
+    return Failure{Refusal::InputInvalid, QStringLiteral("unsupported scancode prefix")};
+  std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+  std::lock_guard io(m_ioMutex);
+  if (m_state != State::Connected || m_aborting || !m_context)
+    return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
+  const UINT32 code = MAKE_RDP_SCANCODE(scancode & 0xFF, prefix == 0xE0);
+  if (!freerdp_input_send_keyboard_event_ex(m_context->input, down, FALSE, code))
+    return Failure{Refusal::InputSendFailed, QStringLiteral("the key event could not be written")};
+  return success();
+}
+
+Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
+  std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+  std::lock_guard io(m_ioMutex);
+  if (m_state != State::Connected || m_aborting || !m_context)
+    return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
+  const bool moved = x != m_sentX || y != m_sentY;
+  for (quint16 flags : PointerEncoder::encode(m_sentButtons, buttons, moved, wheel)) {
+    if (!freerdp_input_send_mouse_event(m_context->input, flags, x, y))
+      return Failure{Refusal::InputSendFailed, QStringLiteral("the pointer event could not be written")};
+    // Track what the guest has seen, edge by edge, so a failed send is not replayed wrongly.
+    if (flags & PTR_FLAGS_BUTTON1)
+      m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Left) |
+                             ((flags & PTR_FLAGS_DOWN) ? PointerEncoder::Left : 0));
+    if (flags & PTR_FLAGS_BUTTON2)
+      m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Right) |
+                             ((flags & PTR_FLAGS_DOWN) ? PointerEncoder::Right : 0));
+    if (flags & PTR_FLAGS_BUTTON3)
+      m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Middle) |
+                             ((flags & PTR_FLAGS_DOWN) ? PointerEncoder::Middle : 0));
+    m_sentX = x;
+    m_sentY = y;
+  }
+  return success();
+}
+
+RdpSession::ConnectTrace RdpSession::connectTrace() const {
+  return {m_certChecked, m_certAccepted, m_pdusBeforeCert, m_pdusAfterCert};
+}
+
+} // namespace gc

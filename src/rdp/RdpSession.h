@@ -1,0 +1,124 @@
+// RdpSession: the one class that drives FreeRDP for the console's single guest connection.
+//
+// Thread affinity: the object lives on the main thread; signals are delivered there.
+// FreeRDP's connect and event loop run on a worker thread the session owns. Static
+// FreeRDP callbacks (RdpSession.cpp) recover `this` from RdpContext and run on the worker.
+// Input (sendKey/sendPointer) may be called from the main thread (only the input gate does);
+// it is serialized with the event loop by m_ioMutex.
+// Lock order: m_lifecycleMutex, then m_ioMutex, then m_pendingMutex (never the reverse).
+//
+// Frames: the live GDI buffer is only touched on the worker, inside FreeRDP's EndPaint.
+// There the dirty rectangles are copied into small tile images, which the main thread
+// applies to its own mirror image; FrameUpdate hands out the mirror implicitly shared, so
+// the next write detaches (copy-on-write) and a receiver's snapshot never changes.
+#pragma once
+
+#include "common/Outcome.h"
+#include "rdp/FrameUpdate.h"
+#include "rdp/RdpConfig.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QSize>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+struct rdp_context;
+
+namespace gc {
+
+struct RdpCallbacks;
+
+class RdpSession : public QObject {
+  Q_OBJECT
+
+public:
+  enum class State { Idle, Connecting, Connected, Finished };
+
+  explicit RdpSession(QObject* parent = nullptr);
+  ~RdpSession() override; // aborts
+
+  // Starts connecting; the outcome arrives as connected() or failed(). Once per object.
+  void start(RdpConfig config, RdpCredentials credentials);
+  // Stops the session: signals FreeRDP's abort event, joins the worker and frees FreeRDP.
+  // Any thread; synchronous; emits closed() (queued) if the session had started.
+  void abort();
+
+  State state() const { return m_state.load(); }
+
+  // Each returns after FreeRDP wrote the PDU and flushed it to the socket, or
+  // INPUT_SEND_FAILED (not connected, or the write failed). scancode: 0x00xx, or 0xE0xx
+  // for extended keys. buttons: bit0 left, bit1 right, bit2 middle.
+  Status sendKey(quint16 scancode, bool down);
+  Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel);
+
+  // Test evidence for "the pin is decided before any credential can be sent": how many
+  // PDUs the client wrote before and after the certificate decision.
+  struct ConnectTrace {
+    bool certificateChecked = false;
+    bool certificateAccepted = false;
+    int pdusBeforeCertificate = 0;
+    int pdusAfterCertificate = 0;
+  };
+  ConnectTrace connectTrace() const;
+
+signals:
+  void connected(QSize desktop);
+  void frameUpdated(const gc::FrameUpdate& update);
+  void desktopResized(QSize desktop);
+  void failed(const gc::Failure& failure); // before connected()
+  void lost(const gc::Failure& failure);   // after connected(): RDP_LOST
+  void closed();                           // after abort()
+
+private:
+  friend struct RdpCallbacks;
+
+  struct PendingOp {
+    QRect rect;   // a tile's place, or (0,0,w,h) of a resize
+    QImage image; // null for a resize
+  };
+
+  void run(); // worker thread
+  Failure classifyConnectFailure() const;
+  void freeContext();
+  void reapWorker();
+  // Worker → main thread: queue a tile/resize and make sure one drain is posted.
+  void queuePending(PendingOp op);
+  void drainPending(); // main thread
+  void postToMain(std::function<void()> fn);
+  Status sendPointerFlags(quint16 flags, quint16 x, quint16 y);
+
+  RdpConfig m_config;
+  rdp_context* m_context = nullptr;
+  std::thread m_worker;
+  std::atomic<State> m_state{State::Idle};
+  std::atomic<bool> m_aborting{false};
+  std::atomic<bool> m_timedOut{false};
+  std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
+
+  mutable std::mutex m_lifecycleMutex; // m_context and m_worker lifetime
+  std::mutex m_ioMutex;                // FreeRDP event processing vs. input sends
+
+  // Written on the worker (certificate callback, WritePdu hook), read by tests.
+  std::atomic<bool> m_certChecked{false};
+  std::atomic<bool> m_certAccepted{false};
+  std::atomic<int> m_pdusBeforeCert{0};
+  std::atomic<int> m_pdusAfterCert{0};
+
+  // Pointer state as last sent (guarded by m_ioMutex).
+  quint8 m_sentButtons = 0;
+  int m_sentX = -1, m_sentY = -1;
+
+  std::mutex m_pendingMutex;
+  QList<PendingOp> m_pending;
+  bool m_drainPosted = false;
+
+  // Main thread only.
+  QImage m_mirror;
+  quint64 m_serial = 0;
+};
+
+} // namespace gc

@@ -1,0 +1,359 @@
+// RdpSession and CertificateProbe against a real FreeRDP server: freerdp-shadow-cli3
+// sharing an Xvfb display, NLA with a throwaway SAM account.
+#include "rdp/CertificatePin.h"
+#include "rdp/CertificateProbe.h"
+#include "rdp/PointerEncoder.h"
+#include "rdp/RdpSession.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QMutex>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <cstdio>
+
+using namespace gc;
+
+namespace {
+
+// Throwaway account; the password doubles as the log sentinel.
+const char kUser[] = "gcuser";
+const char kPassword[] = "Sh4dow-pass";
+// winpr-hash3 -u gcuser -p Sh4dow-pass -f sam
+const char kSamLine[] = "gcuser:::b9c67ed32370b5c250c541016714c0d9:::\n";
+
+QMutex s_logMutex;
+QStringList s_log;
+void captureMessages(QtMsgType, const QMessageLogContext&, const QString& message) {
+  QMutexLocker lock(&s_logMutex);
+  s_log.append(message);
+  fprintf(stderr, "%s\n", qPrintable(message));
+}
+
+quint16 freePort() {
+  QTcpServer server;
+  server.listen(QHostAddress::LocalHost, 0);
+  return server.serverPort();
+}
+
+RdpCredentials credentials(const char* user, const char* password) {
+  return {SecureBuffer::copyOf(user).value(), SecureBuffer::copyOf(password).value(), SecureBuffer()};
+}
+
+} // namespace
+
+class tst_ShadowInterop : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase();
+  void cleanupTestCase();
+  void init();
+  void cleanup();
+
+  void probeLearnsThePinWithoutCredentials();
+  void probeRefusesAWrongPin();
+  void connectsWithThePinAndReceivesFrames();
+  void pointerMoveReachesTheDisplay();
+  void refusesAWrongPinBeforeAnyCredentialPdu();
+  void wrongPasswordIsAuthFailed();
+  void refusesANonLoopbackHost();
+  void unreachablePortIsRdpUnreachable();
+  void abortDuringConnectReturnsQuickly_data();
+  void abortDuringConnectReturnsQuickly();
+  void abortAfterConnectEmitsClosed();
+  void serverDeathIsLostWithinOneSecond();
+
+private:
+  bool startShadow();
+  void stopShadow();
+  RdpConfig config(QByteArray pin) const {
+    RdpConfig c;
+    c.host = QStringLiteral("127.0.0.1");
+    c.port = m_port;
+    c.pinSha256 = std::move(pin);
+    c.configDir = m_configDir->path();
+    c.connectTimeoutMs = 10000;
+    return c;
+  }
+  void connectSession(RdpSession& session);
+
+  QTemporaryDir m_home;
+  std::unique_ptr<QTemporaryDir> m_configDir;
+  QProcess m_xvfb;
+  QProcess m_shadow;
+  QString m_display;
+  quint16 m_port = 0;
+  QByteArray m_pin;
+};
+
+void tst_ShadowInterop::initTestCase() {
+  for (const char* tool : {"Xvfb", "freerdp-shadow-cli3", "xdotool"})
+    if (QStandardPaths::findExecutable(QString::fromLatin1(tool)).isEmpty())
+      QSKIP("Xvfb, freerdp-shadow-cli3 and xdotool are required");
+  QVERIFY(m_home.isValid());
+  int n = 90 + int(QCoreApplication::applicationPid() % 100);
+  while (QFile::exists(QStringLiteral("/tmp/.X11-unix/X%1").arg(n)) ||
+         QFile::exists(QStringLiteral("/tmp/.X%1-lock").arg(n)))
+    ++n;
+  m_display = QStringLiteral(":%1").arg(n);
+  m_xvfb.start(QStringLiteral("Xvfb"),
+               {m_display, QStringLiteral("-screen"), QStringLiteral("0"), QStringLiteral("800x600x24"),
+                QStringLiteral("-nolisten"), QStringLiteral("tcp")});
+  QVERIFY(m_xvfb.waitForStarted());
+  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(QStringLiteral("/tmp/.X11-unix/X%1").arg(n)), 10000);
+  QFile sam(m_home.filePath(QStringLiteral("SAM")));
+  QVERIFY(sam.open(QIODevice::WriteOnly));
+  sam.write(kSamLine);
+  sam.close();
+  QVERIFY(startShadow());
+  // The shadow server generates its certificate under $XDG_CONFIG_HOME/freerdp/shadow.
+  QFile crt(m_home.filePath(QStringLiteral("freerdp/shadow/shadow.crt")));
+  QVERIFY2(crt.open(QIODevice::ReadOnly), qPrintable(crt.fileName()));
+  const auto pin = CertificatePin::leafSha256FromPem(crt.readAll());
+  QVERIFY(pin);
+  m_pin = *pin;
+  qInstallMessageHandler(&captureMessages);
+}
+
+void tst_ShadowInterop::cleanupTestCase() {
+  qInstallMessageHandler(nullptr);
+  stopShadow();
+  if (m_xvfb.state() != QProcess::NotRunning) {
+    m_xvfb.terminate();
+    m_xvfb.waitForFinished(5000);
+  }
+  QMutexLocker lock(&s_logMutex);
+  for (const QString& line : std::as_const(s_log))
+    QVERIFY2(!line.contains(QLatin1String(kPassword)), "the password reached a log line");
+}
+
+void tst_ShadowInterop::init() {
+  m_configDir = std::make_unique<QTemporaryDir>();
+  QVERIFY(m_configDir->isValid());
+  if (m_shadow.state() == QProcess::NotRunning)
+    QVERIFY(startShadow());
+}
+
+void tst_ShadowInterop::cleanup() {
+  // FreeRDP must not have written anything (known_hosts, caches, dumps) to its config dir.
+  const QStringList written =
+      QDir(m_configDir->path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+  QVERIFY2(written.isEmpty(), qPrintable(written.join(u',')));
+}
+
+bool tst_ShadowInterop::startShadow() {
+  m_port = freePort();
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("DISPLAY"), m_display);
+  env.insert(QStringLiteral("HOME"), m_home.path());
+  env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path());
+  m_shadow.setProcessEnvironment(env);
+  m_shadow.setStandardErrorFile(QProcess::nullDevice()); // its own (expected) errors
+  m_shadow.setStandardOutputFile(QProcess::nullDevice());
+  m_shadow.start(QStringLiteral("freerdp-shadow-cli3"),
+                 {QStringLiteral("/bind-address:127.0.0.1"), QStringLiteral("/port:%1").arg(m_port),
+                  QStringLiteral("/sam-file:%1").arg(m_home.filePath(QStringLiteral("SAM"))),
+                  QStringLiteral("/log-level:ERROR")});
+  if (!m_shadow.waitForStarted())
+    return false;
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < 15000) {
+    QTcpSocket probe;
+    probe.connectToHost(QHostAddress::LocalHost, m_port);
+    if (probe.waitForConnected(200))
+      return true;
+    QTest::qWait(50); // polling a child process's startup, not synchronising our own code
+  }
+  return false;
+}
+
+void tst_ShadowInterop::stopShadow() {
+  if (m_shadow.state() != QProcess::NotRunning) {
+    m_shadow.kill();
+    m_shadow.waitForFinished(5000);
+  }
+}
+
+void tst_ShadowInterop::connectSession(RdpSession& session) {
+  QSignalSpy connected(&session, &RdpSession::connected);
+  QSignalSpy failed(&session, &RdpSession::failed);
+  session.start(config(m_pin), credentials(kUser, kPassword));
+  QTRY_VERIFY_WITH_TIMEOUT(connected.count() == 1 || failed.count() == 1, 15000);
+  if (!failed.isEmpty())
+    QFAIL(qPrintable(failed.first().first().value<Failure>().toString()));
+}
+
+void tst_ShadowInterop::probeLearnsThePinWithoutCredentials() {
+  const auto learned =
+      CertificateProbe::probe(QStringLiteral("127.0.0.1"), m_port, {}, 5000, m_configDir->path());
+  QVERIFY2(learned.ok(), learned.ok() ? "" : qPrintable(learned.failure().toString()));
+  QCOMPARE(learned.value(), m_pin);
+  const auto pinned =
+      CertificateProbe::probe(QStringLiteral("127.0.0.1"), m_port, m_pin, 5000, m_configDir->path());
+  QVERIFY(pinned.ok());
+}
+
+void tst_ShadowInterop::probeRefusesAWrongPin() {
+  QByteArray wrong = m_pin;
+  wrong[0] = char(wrong[0] ^ 0x01);
+  const auto outcome =
+      CertificateProbe::probe(QStringLiteral("127.0.0.1"), m_port, wrong, 5000, m_configDir->path());
+  QVERIFY(!outcome.ok());
+  QCOMPARE(outcome.code(), Refusal::GuestCertMismatch);
+}
+
+void tst_ShadowInterop::connectsWithThePinAndReceivesFrames() {
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  connectSession(session);
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 10000);
+  const auto update = frames.last().first().value<FrameUpdate>();
+  QCOMPARE(update.frame.size(), QSize(800, 600));
+  QVERIFY(!update.dirty.isEmpty());
+  QVERIFY(update.serial >= 1);
+  const auto trace = session.connectTrace();
+  QVERIFY(trace.certificateChecked && trace.certificateAccepted);
+  // Only the X.224 connection request precedes the certificate decision.
+  QCOMPARE(trace.pdusBeforeCertificate, 1);
+  QVERIFY(trace.pdusAfterCertificate > 0);
+}
+
+void tst_ShadowInterop::pointerMoveReachesTheDisplay() {
+  RdpSession session;
+  connectSession(session);
+  QVERIFY(session.sendPointer(123, 77, 0, 0).ok());
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("DISPLAY"), m_display);
+  const auto location = [&] {
+    QProcess xdotool;
+    xdotool.setProcessEnvironment(env);
+    xdotool.start(QStringLiteral("xdotool"), {QStringLiteral("getmouselocation")});
+    xdotool.waitForFinished(5000);
+    return QString::fromUtf8(xdotool.readAllStandardOutput());
+  };
+  QTRY_VERIFY_WITH_TIMEOUT(location().startsWith(QStringLiteral("x:123 y:77 ")), 5000);
+  // A click (set then clear) is two sends; both must be written and flushed.
+  QVERIFY(session.sendPointer(200, 100, PointerEncoder::Left, 0).ok());
+  QVERIFY(session.sendPointer(200, 100, 0, 0).ok());
+  QVERIFY(session.sendKey(0x1E, true).ok());
+  QVERIFY(session.sendKey(0x1E, false).ok());
+  QTRY_VERIFY_WITH_TIMEOUT(location().startsWith(QStringLiteral("x:200 y:100 ")), 5000);
+}
+
+void tst_ShadowInterop::refusesAWrongPinBeforeAnyCredentialPdu() {
+  QByteArray wrong = m_pin;
+  wrong[31] = char(wrong[31] ^ 0x80);
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  QSignalSpy connected(&session, &RdpSession::connected);
+  session.start(config(wrong), credentials(kUser, kPassword));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+  QCOMPARE(failed.first().first().value<Failure>().code, Refusal::GuestCertMismatch);
+  QCOMPARE(connected.count(), 0);
+  const auto trace = session.connectTrace();
+  QVERIFY(trace.certificateChecked);
+  QVERIFY(!trace.certificateAccepted);
+  // Nothing (no CredSSP/NTLM, no MCS) was written after the certificate was seen.
+  QCOMPARE(trace.pdusAfterCertificate, 0);
+}
+
+void tst_ShadowInterop::wrongPasswordIsAuthFailed() {
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  session.start(config(m_pin), credentials(kUser, "not-the-password"));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 15000);
+  QCOMPARE(failed.first().first().value<Failure>().code, Refusal::AuthFailed);
+}
+
+void tst_ShadowInterop::refusesANonLoopbackHost() {
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  RdpConfig c = config(m_pin);
+  c.host = QStringLiteral("localhost");
+  session.start(c, credentials(kUser, kPassword));
+  QTRY_COMPARE(failed.count(), 1);
+  QCOMPARE(failed.first().first().value<Failure>().code, Refusal::RdpRuleNotLoopback);
+}
+
+void tst_ShadowInterop::unreachablePortIsRdpUnreachable() {
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  RdpConfig c = config(m_pin);
+  c.port = freePort();
+  session.start(c, credentials(kUser, kPassword));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+  QCOMPARE(failed.first().first().value<Failure>().code, Refusal::RdpUnreachable);
+}
+
+void tst_ShadowInterop::abortDuringConnectReturnsQuickly_data() {
+  QTest::addColumn<int>("delayMs");
+  QTest::newRow("immediately") << 0;
+  QTest::newRow("during TCP/TLS") << 5;
+  QTest::newRow("during NLA") << 30;
+  QTest::newRow("during capabilities") << 80;
+}
+
+void tst_ShadowInterop::abortDuringConnectReturnsQuickly() {
+  QFETCH(int, delayMs);
+  RdpSession session;
+  QSignalSpy closed(&session, &RdpSession::closed);
+  QSignalSpy failed(&session, &RdpSession::failed);
+  session.start(config(m_pin), credentials(kUser, kPassword));
+  QTest::qWait(delayMs); // chooses where in the handshake the abort lands
+  QElapsedTimer timer;
+  timer.start();
+  session.abort();
+  const qint64 elapsed = timer.elapsed();
+  qInfo("abort after %d ms took %lld ms", delayMs, elapsed);
+  // Target 100 ms. During X.224 negotiation FreeRDP 3.10 polls its socket in 100 ms
+  // slices without watching the abort event, so one slice can be overrun by scheduling
+  // noise on a loaded machine; the bound here is the slice plus margin.
+  QVERIFY2(elapsed < 150, qPrintable(QString::number(elapsed)));
+  QTRY_COMPARE(closed.count(), 1);
+  QCOMPARE(failed.count(), 0);
+  QCOMPARE(session.state(), RdpSession::State::Finished);
+}
+
+void tst_ShadowInterop::abortAfterConnectEmitsClosed() {
+  RdpSession session;
+  QSignalSpy closed(&session, &RdpSession::closed);
+  QSignalSpy lost(&session, &RdpSession::lost);
+  connectSession(session);
+  QElapsedTimer timer;
+  timer.start();
+  session.abort();
+  qInfo("abort while connected took %lld ms", timer.elapsed());
+  QVERIFY(timer.elapsed() < 100);
+  QTRY_COMPARE(closed.count(), 1);
+  QCOMPARE(lost.count(), 0);
+  QVERIFY(!session.sendKey(0x1E, true).ok());
+}
+
+void tst_ShadowInterop::serverDeathIsLostWithinOneSecond() {
+  RdpSession session;
+  QSignalSpy lost(&session, &RdpSession::lost);
+  connectSession(session);
+  QElapsedTimer timer;
+  timer.start();
+  ::kill(pid_t(m_shadow.processId()), SIGKILL);
+  QTRY_COMPARE_WITH_TIMEOUT(lost.count(), 1, 1000);
+  qInfo("RDP_LOST detected %lld ms after SIGKILL", timer.elapsed());
+  QCOMPARE(lost.first().first().value<Failure>().code, Refusal::RdpLost);
+  m_shadow.waitForFinished(5000);
+  const Status afterLoss = session.sendKey(0x1E, true);
+  QVERIFY(!afterLoss.ok());
+  QCOMPARE(afterLoss.code(), Refusal::InputSendFailed);
+}
+
+QTEST_GUILESS_MAIN(tst_ShadowInterop)
+#include "tst_shadowinterop.moc"
