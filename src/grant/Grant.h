@@ -1,0 +1,60 @@
+// Grant: a parsed, validated version-1 grant (docs/grant.md). Only GrantLoader makes these
+// from untrusted bytes; every field here has passed the schema and freshness checks.
+//
+// Thread: a value type; use from any thread.
+#pragma once
+
+#include "grant/Candidate.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace gc {
+
+struct Grant {
+  struct Vm {
+    QString uuid; // lowercase canonical 8-4-4-4-12
+    QString name;
+    QString libvirtUri;
+  };
+  struct Rdp {
+    QString host; // always "127.0.0.1"
+    quint16 port = 0;
+    quint16 guestPort = 0;
+    QByteArray certSha256; // 32 raw bytes; empty iff unpinned
+    bool unpinned = false; // the grant visibly opted out of pinning; the panel warns
+  };
+  struct Panel {
+    QString title;
+    QJsonObject metadata; // every panel field as given, title included
+  };
+  struct Mcp {
+    QString server;
+    QString tool;
+  };
+
+  int version = 0;
+  QString grantId; // lowercase canonical UUID
+  QString runId;
+  QString taskId;
+  QDateTime issuedAt; // UTC
+  QDateTime expiresAt; // UTC
+  Vm vm;
+  Rdp rdp;
+  Panel panel;
+  Mcp mcp;
+  QList<Candidate> candidates; // empty when the grant has no "action"
+  QByteArray digestHex;        // SHA-256 of the exact file bytes, lowercase hex
+  bool signed_ = false;        // a configured issuer key verified the signature
+
+  bool hasCandidates() const { return !candidates.isEmpty(); }
+  // nullptr when no candidate has this id.
+  const Candidate* candidate(QStringView id) const;
+  // "aa:bb:…" form for display; empty when unpinned.
+  QString certSha256Display() const;
+};
+
+} // namespace gc
