@@ -436,9 +436,8 @@ Status Scanner::scanUtf8() {
 
 Status StrictJson::validate(const QByteArray& bytes, qsizetype maxBytes, int maxDepth) {
   if (bytes.size() > maxBytes)
-    return Status(Refusal::ProtocolOversize, QStringLiteral("%1 bytes exceed the limit of %2")
-                                                 .arg(bytes.size())
-                                                 .arg(maxBytes));
+    return Status(Refusal::ProtocolOversize,
+                  QStringLiteral("%1 bytes exceed the limit of %2").arg(bytes.size()).arg(maxBytes));
   return Scanner(bytes, maxDepth).run();
 }
 

@@ -14,9 +14,9 @@ namespace {
 // Modifiers in the order a chord presses them.
 constexpr std::array<QStringView, 4> kModifiers{u"ctrl", u"alt", u"shift", u"meta"};
 
-constexpr std::array<QStringView, 14> kNamedKeys{
-    u"enter", u"tab",   u"escape", u"backspace", u"delete", u"space",  u"up",
-    u"down",  u"left",  u"right",  u"home",      u"end",    u"pageup", u"pagedown"};
+constexpr std::array<QStringView, 14> kNamedKeys{u"enter", u"tab", u"escape", u"backspace", u"delete",
+                                                 u"space", u"up",  u"down",   u"left",      u"right",
+                                                 u"home",  u"end", u"pageup", u"pagedown"};
 
 int modifierRank(QStringView key) {
   for (size_t i = 0; i < kModifiers.size(); ++i) {
@@ -35,7 +35,9 @@ bool isFunctionKey(QStringView key) {
   return ok && n >= 1 && n <= 12 && key[1] != u'0';
 }
 
-Failure invalid(const QString& message) { return Failure{Refusal::ActionInvalid, message}; }
+Failure invalid(const QString& message) {
+  return Failure{Refusal::ActionInvalid, message};
+}
 
 Outcome<int> coordinate(const QJsonObject& json, QLatin1StringView name) {
   const QJsonValue v = json.value(name);
@@ -51,7 +53,9 @@ Outcome<int> coordinate(const QJsonObject& json, QLatin1StringView name) {
 
 } // namespace
 
-bool ActionSpec::isModifierKey(QStringView key) { return modifierRank(key) >= 0 || key == u"win"; }
+bool ActionSpec::isModifierKey(QStringView key) {
+  return modifierRank(key) >= 0 || key == u"win";
+}
 
 bool ActionSpec::isAllowedKey(QStringView key) {
   if (isModifierKey(key) || isFunctionKey(key))
@@ -104,8 +108,8 @@ Outcome<ActionSpec> ActionSpec::fromJson(const QJsonObject& json) {
   const bool pointer = spec.type != Type::KeyChord;
   for (auto it = json.constBegin(); it != json.constEnd(); ++it) {
     const QString& key = it.key();
-    const bool known = key == u"type" || (pointer && (key == u"x" || key == u"y")) ||
-                       (!pointer && key == u"keys");
+    const bool known =
+        key == u"type" || (pointer && (key == u"x" || key == u"y")) || (!pointer && key == u"keys");
     if (!known)
       return invalid(QStringLiteral("%1: unknown field for %2").arg(key.left(40), typeText));
   }

@@ -40,7 +40,7 @@ struct Grant {
   QString grantId; // lowercase canonical UUID
   QString runId;
   QString taskId;
-  QDateTime issuedAt; // UTC
+  QDateTime issuedAt;  // UTC
   QDateTime expiresAt; // UTC
   Vm vm;
   Rdp rdp;

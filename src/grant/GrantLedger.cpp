@@ -17,9 +17,13 @@ namespace {
 
 const char kLedgerName[] = "consumed-grants";
 
-Failure ledgerFailure(const QString& message) { return Failure{Refusal::GrantLedger, message}; }
+Failure ledgerFailure(const QString& message) {
+  return Failure{Refusal::GrantLedger, message};
+}
 
-QString lastError() { return QString::fromLocal8Bit(std::strerror(errno)); }
+QString lastError() {
+  return QString::fromLocal8Bit(std::strerror(errno));
+}
 
 // Closes the descriptor (and with it the flock) on every return path.
 class Fd {
@@ -141,7 +145,9 @@ bool isCanonicalDigest(const QByteArray& digest) {
 
 GrantLedger::GrantLedger(QString stateDir) : m_stateDir(std::move(stateDir)) {}
 
-QString GrantLedger::ledgerPath() const { return QDir(m_stateDir).filePath(QLatin1StringView(kLedgerName)); }
+QString GrantLedger::ledgerPath() const {
+  return QDir(m_stateDir).filePath(QLatin1StringView(kLedgerName));
+}
 
 Status GrantLedger::consume(const Grant& grant) {
   // Only canonical ids and digests are ever written, so a line can never be forged by a
@@ -177,7 +183,8 @@ Status GrantLedger::consume(const Grant& grant) {
           QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toLatin1() + '\n';
   qsizetype written = 0;
   while (written < line.size()) {
-    const ssize_t n = ::write(fd.get(), line.constData() + written, static_cast<size_t>(line.size() - written));
+    const ssize_t n =
+        ::write(fd.get(), line.constData() + written, static_cast<size_t>(line.size() - written));
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -194,7 +201,8 @@ Outcome<bool> GrantLedger::lookup(const QString& grantId) const {
   const QString id = grantId.toLower();
   if (!isCanonicalId(id))
     return ledgerFailure(QStringLiteral("grant_id is not a UUID"));
-  const int raw = ::open(QFile::encodeName(ledgerPath()).constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  const int raw =
+      ::open(QFile::encodeName(ledgerPath()).constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (raw < 0 && errno == ENOENT)
     return false;
   if (raw < 0) {

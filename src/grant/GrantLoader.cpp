@@ -27,8 +27,8 @@ constexpr qsizetype kMaxPanelFields = 32;
 constexpr qsizetype kMaxPanelValueLength = 1024;
 
 const QRegularExpression& uuidPattern() {
-  static const QRegularExpression re(QStringLiteral(
-      "\\A[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\\z"));
+  static const QRegularExpression re(
+      QStringLiteral("\\A[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\\z"));
   return re;
 }
 const QRegularExpression& idPattern() {
@@ -90,7 +90,8 @@ public:
   }
 
   // Every key must be in required or optional; every required key must be there.
-  void expectFields(const QJsonObject& object, const QString& path, std::initializer_list<QStringView> required,
+  void expectFields(const QJsonObject& object, const QString& path,
+                    std::initializer_list<QStringView> required,
                     std::initializer_list<QStringView> optional = {}) {
     for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
       const QString& key = it.key();
@@ -206,7 +207,8 @@ void readRdp(SchemaReader& r, const QJsonObject& root, Grant::Rdp* rdp) {
   const bool hasPin = o.contains(u"cert_sha256");
   const bool hasOptOut = o.contains(u"insecure_no_cert_pin");
   if (hasPin && hasOptOut) {
-    r.fail(QStringLiteral("rdp.insecure_no_cert_pin"), QStringLiteral("not allowed together with cert_sha256"));
+    r.fail(QStringLiteral("rdp.insecure_no_cert_pin"),
+           QStringLiteral("not allowed together with cert_sha256"));
   } else if (hasPin) {
     QString hex = r.string(o, path, u"cert_sha256", 128);
     hex.remove(u':');
@@ -218,7 +220,8 @@ void readRdp(SchemaReader& r, const QJsonObject& root, Grant::Rdp* rdp) {
   } else if (hasOptOut) {
     // The opt-out must be spelled out as true; false without a pin is simply a missing pin.
     if (!r.boolean(o, path, u"insecure_no_cert_pin"))
-      r.fail(QStringLiteral("rdp.cert_sha256"), QStringLiteral("required unless insecure_no_cert_pin is true"));
+      r.fail(QStringLiteral("rdp.cert_sha256"),
+             QStringLiteral("required unless insecure_no_cert_pin is true"));
     rdp->unpinned = true;
   } else {
     r.fail(QStringLiteral("rdp.cert_sha256"), QStringLiteral("required unless insecure_no_cert_pin is true"));
@@ -261,7 +264,8 @@ void readCandidates(SchemaReader& r, const QJsonObject& root, QList<Candidate>* 
   }
   const QJsonArray list = listValue.toArray();
   if (list.isEmpty() || list.size() > kMaxCandidates) {
-    r.fail(QStringLiteral("action.candidates"), QStringLiteral("expected 1..%1 candidates").arg(kMaxCandidates));
+    r.fail(QStringLiteral("action.candidates"),
+           QStringLiteral("expected 1..%1 candidates").arg(kMaxCandidates));
     return;
   }
   QSet<QString> ids;
@@ -315,7 +319,8 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
     r.fail(QStringLiteral("version"), QStringLiteral("unsupported (expected 1)"));
   g.grantId = r.matching(root, QString(), u"grant_id", uuidPattern(), QStringLiteral("a UUID")).toLower();
   g.runId = r.matching(root, QString(), u"run_id", idPattern(), QStringLiteral("1..128 of [A-Za-z0-9._:-]"));
-  g.taskId = r.matching(root, QString(), u"task_id", idPattern(), QStringLiteral("1..128 of [A-Za-z0-9._:-]"));
+  g.taskId =
+      r.matching(root, QString(), u"task_id", idPattern(), QStringLiteral("1..128 of [A-Za-z0-9._:-]"));
   g.issuedAt = r.utcTime(root, QString(), u"issued_at");
   g.expiresAt = r.utcTime(root, QString(), u"expires_at");
   if (!r.failed() && g.expiresAt <= g.issuedAt)
@@ -331,7 +336,8 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
     g.vm.name = r.string(vm, vmPath, u"name", 256);
     g.vm.libvirtUri = r.string(vm, vmPath, u"libvirt_uri", 1024);
     if (!r.failed() && !libvirtUriPattern().match(g.vm.libvirtUri).hasMatch())
-      r.fail(QStringLiteral("vm.libvirt_uri"), QStringLiteral("expected a libvirt URI such as qemu:///system"));
+      r.fail(QStringLiteral("vm.libvirt_uri"),
+             QStringLiteral("expected a libvirt URI such as qemu:///system"));
   }
   if (r.failed())
     return r.failure();
@@ -366,7 +372,8 @@ Outcome<QByteArray> readBounded(const QString& path, qsizetype limit, Refusal un
   const QByteArray native = QFile::encodeName(path);
   const int fd = ::open(native.constData(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
-    return Failure{unreadable, QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)))};
+    return Failure{unreadable,
+                   QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)))};
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -381,7 +388,8 @@ Outcome<QByteArray> readBounded(const QString& path, qsizetype limit, Refusal un
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return Failure{unreadable, QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)))};
+      return Failure{unreadable,
+                     QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)))};
     }
     if (n == 0)
       break;
@@ -398,12 +406,12 @@ Status GrantLoader::checkFreshness(const Grant& grant, const GrantPolicy& policy
   const QDateTime now = nowUtc.toUTC();
   const qint64 skewMs = qint64(policy.clockSkew.count()) * 1000;
   if (now.msecsTo(grant.issuedAt) > skewMs)
-    return Status(Refusal::GrantNotYetValid, QStringLiteral("issued_at is %1 s in the future (skew allowed: %2 s)")
-                                                 .arg(now.secsTo(grant.issuedAt))
-                                                 .arg(policy.clockSkew.count()));
+    return Status(Refusal::GrantNotYetValid,
+                  QStringLiteral("issued_at is %1 s in the future (skew allowed: %2 s)")
+                      .arg(now.secsTo(grant.issuedAt))
+                      .arg(policy.clockSkew.count()));
   if (now >= grant.expiresAt)
-    return Status(Refusal::GrantExpired,
-                  QStringLiteral("expired %1 s ago").arg(grant.expiresAt.secsTo(now)));
+    return Status(Refusal::GrantExpired, QStringLiteral("expired %1 s ago").arg(grant.expiresAt.secsTo(now)));
   if (grant.issuedAt.msecsTo(grant.expiresAt) > qint64(policy.maxLifetime.count()) * 1000)
     return Status(Refusal::GrantLifetime, QStringLiteral("lifetime %1 s exceeds the maximum of %2 s")
                                               .arg(grant.issuedAt.secsTo(grant.expiresAt))
@@ -443,7 +451,8 @@ Outcome<Grant> GrantLoader::parse(const QByteArray& bytes, const GrantPolicy& po
   return g;
 }
 
-Outcome<Grant> GrantLoader::loadFile(const QString& path, const GrantPolicy& policy, const QDateTime& nowUtc) {
+Outcome<Grant> GrantLoader::loadFile(const QString& path, const GrantPolicy& policy,
+                                     const QDateTime& nowUtc) {
   Outcome<QByteArray> bytes = readBounded(path, kMaxGrantBytes + 1, Refusal::GrantUnreadable);
   if (!bytes)
     return bytes.failure();
@@ -459,8 +468,8 @@ Outcome<Grant> GrantLoader::loadFile(const QString& path, const GrantPolicy& pol
       if (!sigFile)
         return sigFile.failure();
       if (sigFile->size() > kMaxSignatureFileBytes)
-        return Failure{Refusal::GrantSignature, QStringLiteral("signature file: larger than %1 bytes")
-                                                    .arg(kMaxSignatureFileBytes)};
+        return Failure{Refusal::GrantSignature,
+                       QStringLiteral("signature file: larger than %1 bytes").arg(kMaxSignatureFileBytes)};
       Outcome<QByteArray> decoded = GrantSignature::decodeDetached(*sigFile);
       if (!decoded)
         return decoded.failure();

@@ -27,14 +27,17 @@ struct ErrorQueueGuard {
   ~ErrorQueueGuard() { ERR_clear_error(); }
 };
 
-Failure signatureFailure(const QString& message) { return Failure{Refusal::GrantSignature, message}; }
+Failure signatureFailure(const QString& message) {
+  return Failure{Refusal::GrantSignature, message};
+}
 
 } // namespace
 
 Status GrantSignature::verify(const QByteArray& message, const QByteArray& signature,
                               const QByteArray& publicKeyPem) {
   const ErrorQueueGuard clearErrors;
-  std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(publicKeyPem.constData(), static_cast<int>(publicKeyPem.size())));
+  std::unique_ptr<BIO, BioFree> bio(
+      BIO_new_mem_buf(publicKeyPem.constData(), static_cast<int>(publicKeyPem.size())));
   if (!bio)
     return signatureFailure(QStringLiteral("issuer key: out of memory"));
   std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
@@ -52,10 +55,10 @@ Status GrantSignature::verify(const QByteArray& message, const QByteArray& signa
   // Ed25519 is a one-shot scheme: no digest (NULL) and EVP_DigestVerify, not Update/Final.
   if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) != 1)
     return signatureFailure(QStringLiteral("signature: verifier could not be set up"));
-  const int verdict = EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.constData()),
-                                       static_cast<size_t>(signature.size()),
-                                       reinterpret_cast<const unsigned char*>(message.constData()),
-                                       static_cast<size_t>(message.size()));
+  const int verdict = EVP_DigestVerify(
+      ctx.get(), reinterpret_cast<const unsigned char*>(signature.constData()),
+      static_cast<size_t>(signature.size()), reinterpret_cast<const unsigned char*>(message.constData()),
+      static_cast<size_t>(message.size()));
   if (verdict != 1)
     return signatureFailure(QStringLiteral("signature: does not verify against the issuer key"));
   return success();
@@ -63,8 +66,8 @@ Status GrantSignature::verify(const QByteArray& message, const QByteArray& signa
 
 Outcome<QByteArray> GrantSignature::decodeDetached(const QByteArray& fileContent) {
   const QByteArray text = fileContent.trimmed();
-  const QByteArray::FromBase64Result decoded =
-      QByteArray::fromBase64Encoding(text, QByteArray::Base64Encoding | QByteArray::AbortOnBase64DecodingErrors);
+  const QByteArray::FromBase64Result decoded = QByteArray::fromBase64Encoding(
+      text, QByteArray::Base64Encoding | QByteArray::AbortOnBase64DecodingErrors);
   if (text.isEmpty() || !decoded)
     return signatureFailure(QStringLiteral("signature file: not base64"));
   if (decoded.decoded.size() != kSignatureBytes)

@@ -1,0 +1,254 @@
+// The single-use rule: a consumed grant_id is refused forever, across instances and
+// processes, and the ledger file itself cannot be redirected or loosened.
+#include "grant/GrantLedger.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUuid>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace gc;
+
+namespace {
+
+Grant grantWithId(const QString& id) {
+  Grant g;
+  g.grantId = id;
+  g.digestHex = QCryptographicHash::hash(id.toLatin1(), QCryptographicHash::Sha256).toHex();
+  return g;
+}
+
+Grant freshGrant() {
+  return grantWithId(QUuid::createUuid().toString(QUuid::WithoutBraces));
+}
+
+mode_t modeOf(const QString& path) {
+  struct stat st {};
+  if (::lstat(QFile::encodeName(path).constData(), &st) != 0)
+    return 0;
+  return st.st_mode & 07777;
+}
+
+} // namespace
+
+class tst_GrantLedger : public QObject {
+  Q_OBJECT
+private slots:
+  void consumesAGrantOnce() {
+    QTemporaryDir dir;
+    GrantLedger ledger(dir.filePath("state"));
+    const Grant g = freshGrant();
+    QVERIFY(ledger.consume(g).ok());
+    const Status replay = ledger.consume(g);
+    QVERIFY(!replay.ok());
+    QCOMPARE(replay.code(), Refusal::GrantReused);
+  }
+
+  void refusesReplayAcrossInstances() {
+    QTemporaryDir dir;
+    const Grant g = freshGrant();
+    QVERIFY(GrantLedger(dir.path()).consume(g).ok());
+    QCOMPARE(GrantLedger(dir.path()).consume(g).code(), Refusal::GrantReused);
+    // Other grants are unaffected.
+    QVERIFY(GrantLedger(dir.path()).consume(freshGrant()).ok());
+  }
+
+  void recordsOnlyIdsDigestsAndTimes() {
+    QTemporaryDir dir;
+    GrantLedger ledger(dir.path());
+    const Grant a = freshGrant();
+    const Grant b = freshGrant();
+    QVERIFY(ledger.consume(a).ok());
+    QVERIFY(ledger.consume(b).ok());
+    QFile f(ledger.ledgerPath());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    QCOMPARE(lines.size(), 3); // two records and the empty tail
+    QVERIFY(lines[2].isEmpty());
+    const QList<QByteArray> fields = lines[0].split(' ');
+    QCOMPARE(fields.size(), 3);
+    QCOMPARE(QString::fromLatin1(fields[0]), a.grantId);
+    QCOMPARE(fields[1], a.digestHex);
+    QVERIFY(QDateTime::fromString(QString::fromLatin1(fields[2]), Qt::ISODateWithMs).isValid());
+    QVERIFY(fields[2].endsWith('Z'));
+    QVERIFY(lines[1].startsWith(b.grantId.toLatin1() + ' '));
+  }
+
+  void isConsumedDoesNotConsume() {
+    QTemporaryDir dir;
+    GrantLedger ledger(dir.filePath("state"));
+    const Grant g = freshGrant();
+    QCOMPARE(ledger.isConsumed(g.grantId), false);
+    QCOMPARE(ledger.isConsumed(g.grantId), false);
+    QVERIFY(!QFile::exists(ledger.ledgerPath())); // a check creates nothing
+    QVERIFY(ledger.consume(g).ok());
+    QCOMPARE(ledger.isConsumed(g.grantId), true);
+    QCOMPARE(ledger.isConsumed(g.grantId.toUpper()), true);
+    QCOMPARE(ledger.isConsumed(freshGrant().grantId), false);
+  }
+
+  void matchesWholeIdsOnly() {
+    QTemporaryDir dir;
+    GrantLedger ledger(dir.path());
+    const Grant g = grantWithId("00000000-0000-4000-8000-000000000001");
+    QVERIFY(ledger.consume(g).ok());
+    QCOMPARE(ledger.isConsumed("00000000-0000-4000-8000-000000000010"), false);
+    QVERIFY(ledger.consume(grantWithId("00000000-0000-4000-8000-000000000010")).ok());
+  }
+
+  void survivesAPartialLastLine() {
+    QTemporaryDir dir;
+    GrantLedger ledger(dir.path());
+    const Grant first = freshGrant();
+    QVERIFY(ledger.consume(first).ok());
+    {
+      QFile f(ledger.ledgerPath());
+      QVERIFY(f.open(QIODevice::Append));
+      f.write("deadbeef-dead"); // a crash mid-append
+    }
+    const Grant next = freshGrant();
+    QVERIFY(ledger.consume(next).ok());
+    QVERIFY(ledger.isConsumed(first.grantId));
+    QVERIFY(ledger.isConsumed(next.grantId));
+    QCOMPARE(ledger.consume(next).code(), Refusal::GrantReused);
+  }
+
+  void createsDirectory0700AndFile0600() {
+    QTemporaryDir dir;
+    const QString state = dir.filePath("a/b/state");
+    const mode_t old = ::umask(0);
+    GrantLedger ledger(state);
+    const Status s = ledger.consume(freshGrant());
+    ::umask(old);
+    QVERIFY(s.ok());
+    QCOMPARE(modeOf(state), mode_t(0700));
+    QCOMPARE(modeOf(ledger.ledgerPath()), mode_t(0600));
+  }
+
+  void refusesUnsafeLedgers_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("symlink to a file") << "symlink";
+    QTest::newRow("dangling symlink") << "dangling";
+    QTest::newRow("directory") << "directory";
+    QTest::newRow("group writable") << "group-writable";
+    QTest::newRow("world writable") << "world-writable";
+  }
+  void refusesUnsafeLedgers() {
+    QFETCH(QString, kind);
+    QTemporaryDir dir;
+    GrantLedger ledger(dir.filePath("state"));
+    QVERIFY(QDir().mkpath(ledger.stateDir()));
+    const QByteArray path = QFile::encodeName(ledger.ledgerPath());
+    const QString target = dir.filePath("elsewhere");
+    if (kind == u"symlink") {
+      QFile t(target);
+      QVERIFY(t.open(QIODevice::WriteOnly));
+      t.close();
+      QCOMPARE(::symlink(QFile::encodeName(target).constData(), path.constData()), 0);
+    } else if (kind == u"dangling") {
+      QCOMPARE(::symlink(QFile::encodeName(target).constData(), path.constData()), 0);
+    } else if (kind == u"directory") {
+      QCOMPARE(::mkdir(path.constData(), 0700), 0);
+    } else {
+      QFile f(ledger.ledgerPath());
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.close();
+      QCOMPARE(::chmod(path.constData(), kind == u"group-writable" ? 0620 : 0602), 0);
+    }
+    const Grant g = freshGrant();
+    const Status s = ledger.consume(g);
+    QVERIFY(!s.ok());
+    QCOMPARE(s.code(), Refusal::GrantLedger);
+    QVERIFY(!ledger.lookup(g.grantId).ok());
+    QCOMPARE(ledger.isConsumed(g.grantId), true); // fail closed
+    if (kind == u"symlink" || kind == u"dangling") {
+      QVERIFY2(s.failure().message.contains("symlink"), qPrintable(s.failure().message));
+      QVERIFY(!QFile(target).exists() || QFile(target).size() == 0); // nothing written through it
+    }
+  }
+
+  void refusesNonCanonicalIdsAndDigests_data() {
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QByteArray>("digest");
+    const QByteArray digest(64, 'a');
+    QTest::newRow("uppercase id") << "3F2B8C1E-7D4A-4E9B-A1C2-5D6E7F809A1B" << digest;
+    QTest::newRow("id with newline") << "3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1b\nx" << digest;
+    QTest::newRow("empty id") << "" << digest;
+    QTest::newRow("digest with space") << "3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1b" << QByteArray(63, 'a') + ' ';
+    QTest::newRow("empty digest") << "3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1b" << QByteArray();
+  }
+  void refusesNonCanonicalIdsAndDigests() {
+    QFETCH(QString, id);
+    QFETCH(QByteArray, digest);
+    QTemporaryDir dir;
+    Grant g;
+    g.grantId = id;
+    g.digestHex = digest;
+    QCOMPARE(GrantLedger(dir.path()).consume(g).code(), Refusal::GrantLedger);
+  }
+
+  // Two processes released at the same moment race through the same fresh grants in the
+  // same order; the flock'd read-check-append makes exactly one of them win each grant.
+  // A batch per round keeps the two in contention long enough for a missing lock to show.
+  void exactlyOneOfTwoRacingProcessesWins() {
+    QTemporaryDir dir;
+    const QString state = dir.filePath("state");
+    const int rounds = 50;
+    const int grantsPerRound = 20;
+    for (int round = 0; round < rounds; ++round) {
+      QStringList arguments{state};
+      for (int i = 0; i < grantsPerRound; ++i)
+        arguments.append(freshGrant().grantId);
+      QProcess a, b;
+      QProcess* procs[] = {&a, &b};
+      for (QProcess* p : procs) {
+        p->setProgram(QStringLiteral(GC_LEDGER_CONSUME));
+        p->setArguments(arguments);
+        p->start();
+      }
+      // Both are running and blocked on stdin before either is released.
+      for (QProcess* p : procs) {
+        QVERIFY(p->waitForStarted());
+        while (!p->canReadLine())
+          QVERIFY2(p->waitForReadyRead(10000), "helper did not become ready");
+        QCOMPARE(p->readLine(), QByteArray("ready\n"));
+      }
+      // QProcess writes lazily from its event loop; push both signals out now, back to back.
+      for (QProcess* p : procs)
+        p->write("go\n");
+      for (QProcess* p : procs)
+        QVERIFY(p->waitForBytesWritten(10000));
+      QList<QList<QByteArray>> results;
+      for (QProcess* p : procs) {
+        QVERIFY(p->waitForFinished(30000));
+        QCOMPARE(p->exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+        results.append(p->readAllStandardOutput().trimmed().split('\n'));
+        QCOMPARE(results.last().size(), grantsPerRound);
+      }
+      for (int i = 0; i < grantsPerRound; ++i) {
+        const QSet<QByteArray> outcomes{results[0][i], results[1][i]};
+        QVERIFY2(
+            outcomes == (QSet<QByteArray>{"ok", "GRANT_REUSED"}),
+            qPrintable(QStringLiteral("round %1 grant %2: %3 / %4")
+                           .arg(round)
+                           .arg(i)
+                           .arg(QString::fromLatin1(results[0][i]), QString::fromLatin1(results[1][i]))));
+      }
+    }
+    // The ledger holds one line per grant: no lost or doubled records.
+    QFile f(GrantLedger(state).ledgerPath());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll().count('\n'), rounds * grantsPerRound);
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_GrantLedger)
+#include "tst_grantledger.moc"
