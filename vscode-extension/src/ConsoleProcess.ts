@@ -169,6 +169,7 @@ export class ConsoleProcess extends Disposable {
   private readonly child: ChildProcess;
   private readonly exitPromise: Promise<ConsoleExit>;
   private exitInfo: ConsoleExit | undefined;
+  private terminating: Promise<unknown> | undefined;
   private readonly onEventEmitter = this.register(new Emitter<ControlEvent>());
   private readonly onExitEmitter = this.register(new Emitter<ConsoleExit>());
   readonly onEvent = this.onEventEmitter.event;
@@ -266,20 +267,23 @@ export class ConsoleProcess extends Disposable {
   }
 
   /**
-   * Orderly stop: `close` on stdin, EOF (the console treats it as "parent gone"), SIGTERM,
-   * then SIGKILL after the grace period. Resolves when this PID has exited.
+   * Orderly stop of this PID: `close` on stdin and EOF (the console treats EOF as "parent
+   * gone") so it can record its close reason; SIGTERM if it has not exited after a short
+   * wait; SIGKILL after the grace period. Resolves when this PID has exited.
    */
-  async terminate(graceMs = this.terminateGraceMs): Promise<ConsoleExit> {
-    if (this.exited) {
-      return this.exitPromise;
+  terminate(graceMs = this.terminateGraceMs): Promise<ConsoleExit> {
+    if (!this.exited && !this.terminating) {
+      this.send({ cmd: 'close' });
+      this.child.stdin?.end();
+      const politeMs = Math.min(500, Math.floor(graceMs / 2));
+      const term = setTimeout(() => this.signal('SIGTERM'), politeMs);
+      const kill = setTimeout(() => this.signal('SIGKILL'), politeMs + graceMs);
+      this.terminating = this.exitPromise.finally(() => {
+        clearTimeout(term);
+        clearTimeout(kill);
+      });
     }
-    this.send({ cmd: 'close' });
-    this.child.stdin?.end();
-    this.signal('SIGTERM');
-    const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
-    const exit = await this.exitPromise;
-    clearTimeout(timer);
-    return exit;
+    return this.exitPromise;
   }
 
   private signal(sig: NodeJS.Signals): void {
