@@ -185,6 +185,8 @@ class PanelApp {
       this.showBanner(`Closed${reason ? `: ${reason}` : ''}`);
       this.presenter.stop();
       this.ws?.close(1000);
+    } else if (phase !== 'SETUP') {
+      this.showBanner(`Read-only: input to the guest is off${reason ? ` (${reason})` : ''}.`);
     } else if (reason) {
       this.showBanner(reason);
     }
