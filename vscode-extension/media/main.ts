@@ -1,0 +1,274 @@
+// Webview entry: waits for the host's `connect` message, opens the console WebSocket,
+// sends `hello` first, mirrors the console's phase, draws frames and, in SETUP only,
+// captures input from the focused viewport.
+
+import {
+  ConnectInfo,
+  ConsoleToPanelMessage,
+  HostToWebviewMessage,
+  isPhase,
+  Phase,
+  PanelToConsoleMessage,
+  WebviewToHostMessage,
+} from '../shared/protocol';
+import { FramePresenter } from './FrameDecoder';
+import { InputCapture, InputMessage } from './InputCapture';
+
+interface VsCodeApi {
+  postMessage(message: WebviewToHostMessage): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const PHASE_LABEL: Record<Phase | 'CONNECTING', string> = {
+  CONNECTING: 'CONNECTING',
+  SETUP: 'SETUP',
+  LOCKING: 'LOCKING',
+  READ_ONLY: 'READ-ONLY',
+  CAPTURING: 'CAPTURING',
+  REVIEWING: 'REVIEWING',
+  ACTION: 'ACTION',
+  CLOSED: 'CLOSED',
+};
+
+function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) {
+    throw new Error(`missing #${id}`);
+  }
+  return el as T;
+}
+
+class PanelApp {
+  private readonly vscode = acquireVsCodeApi();
+  private readonly phaseEl = byId('phase');
+  private readonly bannerEl = byId('banner');
+  private readonly viewport = byId('viewport');
+  private readonly stage = byId('stage');
+  private readonly canvas = byId<HTMLCanvasElement>('screen');
+  private readonly lockButton = byId<HTMLButtonElement>('lock');
+  private ws: WebSocket | undefined;
+  private phase: Phase | 'CONNECTING' = 'CONNECTING';
+  private seq = 0;
+  private acked = 0;
+  private refused = 0;
+  private desktop = { width: 0, height: 0 };
+  private readonly input: InputCapture;
+  private readonly presenter: FramePresenter;
+
+  constructor() {
+    this.input = new InputCapture(this.viewport, this.canvas, {
+      send: (m) => this.sendInput(m),
+      desktopSize: () => this.desktop,
+    });
+    this.presenter = new FramePresenter(this.canvas, {
+      ack: (frame) => this.send({ type: 'frame_ack', frame }),
+      resized: (width, height) => this.setDesktopSize(width, height),
+      error: (message) => this.showBanner(`frame dropped: ${message}`),
+    });
+    window.addEventListener('message', (e: MessageEvent<HostToWebviewMessage>) => this.onHostMessage(e.data));
+    this.lockButton.addEventListener('click', () => this.requestLock());
+    byId('close').addEventListener('click', () => {
+      this.send({ type: 'close' });
+      this.vscode.postMessage({ type: 'request_close' });
+    });
+    byId('panic').addEventListener('click', () => {
+      this.input.detach(false);
+      this.vscode.postMessage({ type: 'request_panic' });
+    });
+    new ResizeObserver(() => this.fit()).observe(this.stage);
+    this.vscode.postMessage({ type: 'webview_ready' });
+  }
+
+  private onHostMessage(message: HostToWebviewMessage | undefined): void {
+    if (message?.type === 'connect') {
+      this.connect(message);
+    } else if (message?.type === 'host_phase' && isPhase(message.phase)) {
+      this.setPhase(message.phase, message.reason);
+    }
+  }
+
+  private connect(info: ConnectInfo): void {
+    if (this.ws) {
+      return; // one connection per panel; a repeated connect is ignored
+    }
+    const ws = new WebSocket(info.wsUrl);
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    ws.addEventListener('open', () => {
+      // hello is the first message; the capability travels only inside it.
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          run: info.run,
+          task: info.task,
+          capability: info.capability,
+          client: { kind: 'vscode-webview', version: info.clientVersion },
+          panel: info.panel,
+        }),
+      );
+      info.capability = '';
+    });
+    ws.addEventListener('message', (e: MessageEvent<string | ArrayBuffer>) => {
+      if (typeof e.data === 'string') {
+        this.onConsoleMessage(e.data);
+      } else if (this.phase !== 'CLOSED') {
+        this.presenter.enqueue(e.data);
+      }
+    });
+    ws.addEventListener('close', (e) => {
+      if (this.phase !== 'CLOSED') {
+        this.setPhase('CLOSED', e.reason || 'connection to the console closed');
+      }
+    });
+  }
+
+  private onConsoleMessage(text: string): void {
+    let message: ConsoleToPanelMessage;
+    try {
+      message = JSON.parse(text) as ConsoleToPanelMessage;
+    } catch {
+      return;
+    }
+    switch (message.type) {
+      case 'welcome':
+        this.showIdentity(message.vm, message.identity);
+        this.setDesktopSize(message.width, message.height);
+        if (isPhase(message.phase)) {
+          this.setPhase(message.phase, '');
+        }
+        break;
+      case 'phase':
+        if (isPhase(message.phase)) {
+          this.setPhase(message.phase, message.reason);
+        }
+        break;
+      case 'input_ack':
+        this.acked = Math.max(this.acked, message.upto);
+        this.updateCounters();
+        break;
+      case 'input_refused':
+        this.refused += 1;
+        this.updateCounters();
+        break;
+      case 'drained':
+        this.showBanner(`All setup input delivered (up to #${message.upto}).`);
+        break;
+      case 'error':
+        this.showBanner(`${message.code}: ${message.message}`);
+        break;
+      case 'bye':
+        this.setPhase('CLOSED', message.reason);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private setPhase(phase: Phase, reason: string): void {
+    if (this.phase === 'CLOSED') {
+      return; // nothing follows CLOSED
+    }
+    this.phase = phase;
+    if (phase === 'SETUP') {
+      this.input.attach();
+    } else {
+      // Read-only from here on (nothing returns to SETUP): no input listener remains.
+      this.input.detach(false);
+    }
+    this.phaseEl.textContent = PHASE_LABEL[phase];
+    this.phaseEl.dataset['phase'] = phase;
+    document.body.dataset['phase'] = phase;
+    this.viewport.classList.toggle('readonly', phase !== 'SETUP');
+    this.viewport.tabIndex = phase === 'SETUP' ? 0 : -1;
+    this.lockButton.disabled = phase !== 'SETUP';
+    if (phase === 'CLOSED') {
+      this.showBanner(`Closed${reason ? `: ${reason}` : ''}`);
+      this.presenter.stop();
+      this.ws?.close(1000);
+    } else if (phase !== 'SETUP') {
+      this.showBanner(`Read-only: input to the guest is off${reason ? ` (${reason})` : ''}.`);
+    } else if (reason) {
+      this.showBanner(reason);
+    }
+    this.vscode.postMessage({ type: 'status', phase, acked: this.acked, refused: this.refused });
+  }
+
+  private requestLock(): void {
+    if (this.phase !== 'SETUP') {
+      return;
+    }
+    // Let go of held keys while input is still accepted, then stop listening for good.
+    this.input.detach(true);
+    this.lockButton.disabled = true;
+    this.send({ type: 'lock' });
+  }
+
+  private sendInput(message: InputMessage): void {
+    if (this.phase !== 'SETUP' || !this.input.isAttached) {
+      return;
+    }
+    this.seq += 1;
+    this.send({ ...message, seq: this.seq } as PanelToConsoleMessage);
+  }
+
+  private send(message: PanelToConsoleMessage): void {
+    if (this.ws?.readyState === WebSocket.OPEN) {
+      // `type` first: the spread keeps insertion order with type leading.
+      const { type, ...rest } = message;
+      this.ws.send(JSON.stringify({ type, ...rest }));
+    }
+  }
+
+  private showIdentity(vm: string, identity: Record<string, unknown>): void {
+    const pick = (...keys: string[]): string => {
+      for (const k of keys) {
+        const v = identity[k];
+        if (typeof v === 'string' && v.length > 0) {
+          return v.replace(/:/g, '').slice(0, 12).toLowerCase();
+        }
+      }
+      return '—';
+    };
+    byId('vm').textContent = vm || '—';
+    byId('grant').textContent = `grant ${pick('grant_digest', 'grant_sha256', 'grant')}`;
+    byId('cert').textContent = `cert ${pick('cert_sha256', 'cert_fingerprint', 'cert')}`;
+    if (identity['cert_pin'] === false || identity['cert_unpinned'] === true) {
+      this.showBanner('Warning: this grant does not pin the guest certificate.');
+    }
+  }
+
+  private setDesktopSize(width: number, height: number): void {
+    if (width > 0 && height > 0 && (width !== this.desktop.width || height !== this.desktop.height)) {
+      this.desktop = { width, height };
+      if (this.canvas.width !== width || this.canvas.height !== height) {
+        this.canvas.width = width;
+        this.canvas.height = height;
+      }
+      this.fit();
+    }
+  }
+
+  /** Fit the desktop into the stage, keeping its aspect ratio. */
+  private fit(): void {
+    const { width, height } = this.desktop;
+    if (width === 0 || height === 0) {
+      return;
+    }
+    const box = this.stage.getBoundingClientRect();
+    const scale = Math.min(box.width / width, box.height / height);
+    this.canvas.style.width = `${Math.max(1, Math.floor(width * scale))}px`;
+    this.canvas.style.height = `${Math.max(1, Math.floor(height * scale))}px`;
+  }
+
+  private updateCounters(): void {
+    byId('acked').textContent = String(this.acked);
+    byId('refused').textContent = String(this.refused);
+  }
+
+  private showBanner(text: string): void {
+    this.bannerEl.textContent = text;
+    this.bannerEl.hidden = false;
+  }
+}
+
+new PanelApp();

@@ -1,0 +1,259 @@
+// The message types of Guest Console, in one place:
+//  - the panel protocol (webview <-> console WebSocket), kept in step with
+//    resources/protocol/panel-protocol.json by test/unit/protocolSync.test.ts;
+//  - the control channel of `guest-console open` (extension host <-> child stdio);
+//  - the webview <-> extension host messages (postMessage).
+// Imported by both bundles (src/ and media/), so it holds data and types only.
+
+export const PANEL_PROTOCOL_NAME = 'guest-console-panel';
+export const PANEL_PROTOCOL_VERSION = 1;
+
+export const PanelLimits = {
+  maxTextMessageBytes: 4096,
+  helloDeadlineMs: 3000,
+  maxUnackedFrames: 2,
+  maxMessagesPerSecond: 2000,
+} as const;
+
+export const PHASES = ['SETUP', 'LOCKING', 'READ_ONLY', 'CAPTURING', 'REVIEWING', 'ACTION', 'CLOSED'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export function isPhase(value: unknown): value is Phase {
+  return typeof value === 'string' && (PHASES as readonly string[]).includes(value);
+}
+
+/** Pointer button mask bits (desktop semantics, not DOM `buttons` order). */
+export const enum PointerButton {
+  Left = 1,
+  Right = 2,
+  Middle = 4,
+}
+export const POINTER_BUTTONS = { left: PointerButton.Left, right: PointerButton.Right, middle: PointerButton.Middle } as const;
+
+/** Extended RDP scancodes are written as 0xE000 | code. */
+export const EXTENDED_SCANCODE_PREFIX = 0xe000;
+
+// ---------------------------------------------------------------------------
+// Panel protocol: panel -> console (text JSON, `type` first)
+
+export interface HelloMessage {
+  type: 'hello';
+  run: string;
+  task: string;
+  capability: string;
+  client: { kind: string; version: string };
+  panel?: PanelMetadata;
+}
+export interface PanelMetadata {
+  title: string;
+  [key: string]: unknown;
+}
+export interface KeyMessage {
+  type: 'key';
+  seq: number;
+  scancode: number;
+  down: boolean;
+}
+export interface PointerMessage {
+  type: 'pointer';
+  seq: number;
+  x: number;
+  y: number;
+  buttons: number;
+  wheel: number;
+}
+export interface FrameAckMessage {
+  type: 'frame_ack';
+  frame: number;
+}
+export interface LockMessage {
+  type: 'lock';
+}
+export interface CloseMessage {
+  type: 'close';
+}
+export type PanelToConsoleMessage = HelloMessage | KeyMessage | PointerMessage | FrameAckMessage | LockMessage | CloseMessage;
+
+// ---------------------------------------------------------------------------
+// Panel protocol: console -> panel (text JSON)
+
+export interface WelcomeMessage {
+  type: 'welcome';
+  run: string;
+  task: string;
+  vm: string;
+  identity: Record<string, unknown>;
+  phase: Phase;
+  width: number;
+  height: number;
+  protocol: number;
+}
+export interface PhaseMessage {
+  type: 'phase';
+  phase: Phase;
+  reason: string;
+}
+export interface InputAckMessage {
+  type: 'input_ack';
+  upto: number;
+}
+export interface InputRefusedMessage {
+  type: 'input_refused';
+  seq: number;
+  code: string;
+}
+export interface DrainedMessage {
+  type: 'drained';
+  upto: number;
+}
+export interface ErrorMessage {
+  type: 'error';
+  code: string;
+  message: string;
+}
+export interface ByeMessage {
+  type: 'bye';
+  reason: string;
+}
+export type ConsoleToPanelMessage =
+  | WelcomeMessage
+  | PhaseMessage
+  | InputAckMessage
+  | InputRefusedMessage
+  | DrainedMessage
+  | ErrorMessage
+  | ByeMessage;
+
+// Field kinds as the JSON spells them. The tables below are checked by the compiler
+// against the interfaces (every field listed, no extra) and by the sync test against
+// the JSON (same messages, same fields, same kinds).
+export type FieldKind = 'string' | 'hex64' | 'object' | 'object?' | 'uint' | 'int' | 'bool' | 'phase' | 'refusal';
+export type FieldSpec = FieldKind | { readonly [field: string]: FieldSpec };
+type SchemaOf<U extends { type: string }> = {
+  readonly [K in U['type']]: { readonly [F in Exclude<keyof Extract<U, { type: K }>, 'type'>]-?: FieldSpec };
+};
+
+export const PANEL_TO_CONSOLE_SCHEMA: SchemaOf<PanelToConsoleMessage> = {
+  hello: { run: 'string', task: 'string', capability: 'hex64', client: { kind: 'string', version: 'string' }, panel: 'object?' },
+  key: { seq: 'uint', scancode: 'uint', down: 'bool' },
+  pointer: { seq: 'uint', x: 'uint', y: 'uint', buttons: 'uint', wheel: 'int' },
+  frame_ack: { frame: 'uint' },
+  lock: {},
+  close: {},
+};
+
+export const CONSOLE_TO_PANEL_SCHEMA: SchemaOf<ConsoleToPanelMessage> = {
+  welcome: {
+    run: 'string',
+    task: 'string',
+    vm: 'string',
+    identity: 'object',
+    phase: 'phase',
+    width: 'uint',
+    height: 'uint',
+    protocol: 'uint',
+  },
+  phase: { phase: 'phase', reason: 'string' },
+  input_ack: { upto: 'uint' },
+  input_refused: { seq: 'uint', code: 'refusal' },
+  drained: { upto: 'uint' },
+  error: { code: 'refusal', message: 'string' },
+  bye: { reason: 'string' },
+};
+
+// ---------------------------------------------------------------------------
+// Panel protocol: binary frame updates (console -> panel), little-endian.
+
+export const FRAME_MAGIC = 0x31464347; // 'GCF1'
+export type BinaryFieldType = 'u8' | 'u16' | 'u32';
+export const BINARY_FIELD_BYTES: Readonly<Record<BinaryFieldType, number>> = { u8: 1, u16: 2, u32: 4 };
+
+export const FRAME_HEADER_LAYOUT: ReadonlyArray<readonly [string, BinaryFieldType]> = [
+  ['magic', 'u32'],
+  ['frame', 'u32'],
+  ['width', 'u16'],
+  ['height', 'u16'],
+  ['rects', 'u16'],
+];
+export const FRAME_RECT_LAYOUT: ReadonlyArray<readonly [string, BinaryFieldType]> = [
+  ['x', 'u16'],
+  ['y', 'u16'],
+  ['w', 'u16'],
+  ['h', 'u16'],
+  ['encoding', 'u8'],
+  ['length', 'u32'],
+];
+export const FRAME_HEADER_BYTES = 14;
+export const FRAME_RECT_HEADER_BYTES = 13;
+
+export const enum RectEncoding {
+  Png = 1,
+  Jpeg = 2,
+}
+export const RECT_ENCODINGS = { png: RectEncoding.Png, jpeg: RectEncoding.Jpeg } as const;
+
+// ---------------------------------------------------------------------------
+// Control channel of `guest-console open` (JSON lines on the child's stdio).
+
+export interface ReadyEvent {
+  event: 'ready';
+  run: string;
+  panel: { port: number; capability: string };
+}
+export interface CredentialsRequiredEvent {
+  event: 'credentials_required';
+  username?: string;
+  attempt: number;
+}
+export interface PhaseEvent {
+  event: 'phase';
+  phase: Phase;
+  reason?: string;
+}
+export interface ReceiptEvent {
+  event: 'receipt';
+  [key: string]: unknown;
+}
+export interface ClosedEvent {
+  event: 'closed';
+  reason: string;
+}
+export interface ErrorEvent {
+  event: 'error';
+  code: string;
+  message: string;
+}
+export type ControlEvent = ReadyEvent | CredentialsRequiredEvent | PhaseEvent | ReceiptEvent | ClosedEvent | ErrorEvent;
+
+export interface CredentialsCommand {
+  cmd: 'credentials';
+  username: string;
+  password: string;
+  domain?: string;
+}
+export type ControlCommand = CredentialsCommand | { cmd: 'lock' } | { cmd: 'close' } | { cmd: 'panic' };
+
+// ---------------------------------------------------------------------------
+// Webview <-> extension host (postMessage). The capability travels only here.
+
+export interface ConnectInfo {
+  type: 'connect';
+  wsUrl: string;
+  run: string;
+  task: string;
+  capability: string;
+  clientVersion: string;
+  panel: PanelMetadata;
+}
+export interface HostPhaseInfo {
+  type: 'host_phase';
+  phase: Phase;
+  reason: string;
+}
+export type HostToWebviewMessage = ConnectInfo | HostPhaseInfo;
+
+export type WebviewToHostMessage =
+  | { type: 'webview_ready' }
+  | { type: 'request_close' }
+  | { type: 'request_panic' }
+  | { type: 'status'; phase: Phase; acked: number; refused: number };

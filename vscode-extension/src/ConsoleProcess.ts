@@ -1,0 +1,316 @@
+// One `guest-console open --grant <path>` child: spawn without a shell, the JSON-line
+// control channel on its stdio, and teardown of exactly this PID (never by name).
+// Lives on the extension host's event loop.
+
+import * as childProcess from 'child_process';
+import type { ChildProcess, SpawnOptions } from 'child_process';
+import { ControlCommand, ControlEvent, isPhase } from '../shared/protocol';
+import { Disposable, Emitter, toDisposable } from './Disposable';
+import { redact } from './redact';
+
+export type SpawnFunction = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
+export interface ConsoleProcessOptions {
+  binaryPath: string;
+  grantPath: string;
+  log: (line: string) => void;
+  spawn?: SpawnFunction;
+  /** Environment to filter; defaults to process.env. */
+  parentEnv?: NodeJS.ProcessEnv;
+  /** SIGTERM -> SIGKILL grace for an orderly stop. */
+  terminateGraceMs?: number;
+  /** How long panic waits for the console to exit by itself before SIGKILL. */
+  panicGraceMs?: number;
+  maxLineBytes?: number;
+}
+
+export interface ConsoleExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Environment variables the console may need; everything else stays in the host. */
+const ENV_ALLOWLIST = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'XDG_RUNTIME_DIR',
+  'XDG_STATE_HOME',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+]);
+const SECRET_LOOKING_NAME = /PASS|SECRET|TOKEN|CRED|CAPAB|KEY|AUTH|COOKIE/i;
+
+export function buildConsoleArgv(grantPath: string): string[] {
+  // Bounded and fixed: the grant path is the only variable part. The console learns
+  // credentials on stdin and issues the capability itself.
+  return ['open', '--grant', grantPath];
+}
+
+export function buildConsoleEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value === undefined) {
+      continue;
+    }
+    const wanted = ENV_ALLOWLIST.has(name) || (name.startsWith('GC_') && !SECRET_LOOKING_NAME.test(name));
+    if (wanted) {
+      env[name] = value;
+    }
+  }
+  return env;
+}
+
+/** Validates one parsed stdout object; returns undefined for anything not in the contract. */
+export function parseControlEvent(value: unknown): ControlEvent | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return undefined;
+  }
+  const v = value as Record<string, unknown>;
+  const isUint = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+  switch (v['event']) {
+    case 'ready': {
+      const panel = v['panel'] as Record<string, unknown> | undefined;
+      const port = panel?.['port'];
+      const capability = panel?.['capability'];
+      if (
+        typeof v['run'] !== 'string' ||
+        !isUint(port) ||
+        port < 1 ||
+        port > 65535 ||
+        typeof capability !== 'string' ||
+        !/^[0-9a-fA-F]{64}$/.test(capability)
+      ) {
+        return undefined;
+      }
+      return { event: 'ready', run: v['run'], panel: { port, capability } };
+    }
+    case 'credentials_required': {
+      const username = v['username'];
+      if (!isUint(v['attempt']) || (username !== undefined && username !== null && typeof username !== 'string')) {
+        return undefined;
+      }
+      return typeof username === 'string'
+        ? { event: 'credentials_required', username, attempt: v['attempt'] }
+        : { event: 'credentials_required', attempt: v['attempt'] };
+    }
+    case 'phase': {
+      const reason = v['reason'];
+      if (!isPhase(v['phase']) || (reason !== undefined && reason !== null && typeof reason !== 'string')) {
+        return undefined;
+      }
+      return { event: 'phase', phase: v['phase'], reason: typeof reason === 'string' ? reason : '' };
+    }
+    case 'receipt':
+      return { ...v, event: 'receipt' };
+    case 'closed':
+      return { event: 'closed', reason: typeof v['reason'] === 'string' ? v['reason'] : '' };
+    case 'error':
+      if (typeof v['code'] !== 'string') {
+        return undefined;
+      }
+      return { event: 'error', code: v['code'], message: typeof v['message'] === 'string' ? v['message'] : '' };
+    default:
+      return undefined;
+  }
+}
+
+/** Splits a byte stream into bounded lines; an oversize line is dropped whole. */
+export class LineSplitter {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private discarding = false;
+
+  constructor(
+    private readonly maxLineBytes: number,
+    private readonly onLine: (line: string) => void,
+    private readonly onOversize: (bytes: number) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+      if (!this.discarding) {
+        if (this.pendingBytes + piece.length > this.maxLineBytes) {
+          this.discarding = true;
+          this.onOversize(this.pendingBytes + piece.length);
+          this.pending = [];
+          this.pendingBytes = 0;
+        } else if (piece.length > 0) {
+          this.pending.push(piece);
+          this.pendingBytes += piece.length;
+        }
+      }
+      if (nl === -1) {
+        return;
+      }
+      if (!this.discarding) {
+        const line = Buffer.concat(this.pending).toString('utf8');
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.onLine(line);
+      }
+      this.discarding = false;
+      start = nl + 1;
+    }
+  }
+}
+
+export class ConsoleProcess extends Disposable {
+  private readonly child: ChildProcess;
+  private readonly exitPromise: Promise<ConsoleExit>;
+  private exitInfo: ConsoleExit | undefined;
+  private terminating: Promise<unknown> | undefined;
+  private readonly onEventEmitter = this.register(new Emitter<ControlEvent>());
+  private readonly onExitEmitter = this.register(new Emitter<ConsoleExit>());
+  readonly onEvent = this.onEventEmitter.event;
+  readonly onExit = this.onExitEmitter.event;
+  /** The exact PID this object will ever signal. */
+  readonly pid: number;
+  private readonly log: (line: string) => void;
+  private readonly terminateGraceMs: number;
+  private readonly panicGraceMs: number;
+
+  constructor(options: ConsoleProcessOptions) {
+    super();
+    this.log = options.log;
+    this.terminateGraceMs = options.terminateGraceMs ?? 2000;
+    this.panicGraceMs = options.panicGraceMs ?? 40;
+    const spawn: SpawnFunction = options.spawn ?? childProcess.spawn;
+    this.child = spawn(options.binaryPath, buildConsoleArgv(options.grantPath), {
+      shell: false,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: buildConsoleEnv(options.parentEnv ?? process.env),
+      windowsHide: true,
+    });
+    this.exitPromise = new Promise<ConsoleExit>((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve(this.exitInfo);
+        this.onExitEmitter.fire(this.exitInfo);
+      });
+      this.child.once('error', (err) => {
+        // spawn failure (ENOENT, EACCES): there will be no 'exit'.
+        if (this.child.pid === undefined && !this.exitInfo) {
+          this.log(`console could not start: ${redact(err.message)}`);
+          this.exitInfo = { code: null, signal: null };
+          resolve(this.exitInfo);
+          this.onExitEmitter.fire(this.exitInfo);
+        }
+      });
+    });
+    this.pid = this.child.pid ?? -1;
+
+    const maxLineBytes = options.maxLineBytes ?? 64 * 1024;
+    const stdout = new LineSplitter(
+      maxLineBytes,
+      (line) => this.handleStdoutLine(line),
+      (bytes) => this.log(`console stdout line over ${maxLineBytes} bytes dropped (${bytes}+ bytes)`),
+    );
+    this.child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    const stderr = new LineSplitter(
+      maxLineBytes,
+      (line) => this.log(`console: ${redact(line)}`),
+      () => this.log('console stderr line too long, dropped'),
+    );
+    this.child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // EPIPE after the child is gone is expected; never crash the host for it.
+    this.child.stdin?.on('error', () => undefined);
+    this.register(toDisposable(() => void this.terminate()));
+  }
+
+  get exited(): boolean {
+    return this.exitInfo !== undefined;
+  }
+
+  get exit(): Promise<ConsoleExit> {
+    return this.exitPromise;
+  }
+
+  /** Writes one command line. The credentials line is zeroed once the pipe took it. */
+  send(command: ControlCommand): boolean {
+    const stdin = this.child.stdin;
+    if (this.exited || !stdin || stdin.destroyed || !stdin.writable) {
+      return false;
+    }
+    const bytes = Buffer.from(`${JSON.stringify(command)}\n`, 'utf8');
+    stdin.write(bytes, () => bytes.fill(0));
+    return true;
+  }
+
+  sendCredentials(username: string, password: string, domain: string | undefined): boolean {
+    return this.send(domain ? { cmd: 'credentials', username, password, domain } : { cmd: 'credentials', username, password });
+  }
+
+  /**
+   * Panic: tell the console first (it tears the session down itself), then make sure:
+   * if this PID has not exited within the panic grace, SIGKILL it. Resolves once it is gone.
+   */
+  async panic(): Promise<ConsoleExit> {
+    if (this.exited) {
+      return this.exitPromise;
+    }
+    this.send({ cmd: 'panic' });
+    const timer = setTimeout(() => this.signal('SIGKILL'), this.panicGraceMs);
+    const exit = await this.exitPromise;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  /**
+   * Orderly stop of this PID: `close` on stdin and EOF (the console treats EOF as "parent
+   * gone") so it can record its close reason; SIGTERM if it has not exited after a short
+   * wait; SIGKILL after the grace period. Resolves when this PID has exited.
+   */
+  terminate(graceMs = this.terminateGraceMs): Promise<ConsoleExit> {
+    if (!this.exited && !this.terminating) {
+      this.send({ cmd: 'close' });
+      this.child.stdin?.end();
+      const politeMs = Math.min(500, Math.floor(graceMs / 2));
+      const term = setTimeout(() => this.signal('SIGTERM'), politeMs);
+      const kill = setTimeout(() => this.signal('SIGKILL'), politeMs + graceMs);
+      this.terminating = this.exitPromise.finally(() => {
+        clearTimeout(term);
+        clearTimeout(kill);
+      });
+    }
+    return this.exitPromise;
+  }
+
+  private signal(sig: NodeJS.Signals): void {
+    // ChildProcess.kill signals exactly child.pid, and is a no-op once it was reaped,
+    // so a recycled PID is never hit.
+    if (!this.exited && this.pid > 0) {
+      this.child.kill(sig);
+    }
+  }
+
+  private handleStdoutLine(line: string): void {
+    const trimmed = line.trim();
+    if (trimmed.length === 0) {
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      this.log(`malformed console line ignored: ${redact(trimmed)}`);
+      return;
+    }
+    const event = parseControlEvent(parsed);
+    if (!event) {
+      this.log(`unexpected console line ignored: ${redact(trimmed)}`);
+      return;
+    }
+    this.onEventEmitter.fire(event);
+  }
+}

@@ -1,0 +1,419 @@
+// The real built webview (dist/media + the extension's own HTML and CSP) in Debian
+// chromium, against a stub console that implements the panel side of the protocol.
+import * as assert from 'assert/strict';
+import { randomBytes } from 'crypto';
+import { promises as fs } from 'fs';
+import * as http from 'http';
+import type { AddressInfo } from 'net';
+import * as os from 'os';
+import * as path from 'path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import { renderPanelHtml } from '../../src/panelHtml';
+import type { ConnectInfo, Phase } from '../../shared/protocol';
+import { encodeFrame, solidPng } from '../frames';
+import { PACKAGE_ROOT, waitFor } from '../helpers';
+
+const CHROMIUM = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
+const ARTIFACTS = process.env['GC_ARTIFACTS_DIR'] ?? path.join(os.tmpdir(), 'gc-artifacts');
+const WIDTH = 320;
+const HEIGHT = 200;
+const CAPABILITY = randomBytes(32).toString('hex');
+const QUADRANTS: Array<{ x: number; y: number; rgb: [number, number, number] }> = [
+  { x: 0, y: 0, rgb: [220, 20, 60] },
+  { x: WIDTH / 2, y: 0, rgb: [20, 200, 80] },
+  { x: 0, y: HEIGHT / 2, rgb: [30, 60, 230] },
+  { x: WIDTH / 2, y: HEIGHT / 2, rgb: [250, 250, 250] },
+];
+
+type Recorded = { kind: 'text'; msg: Record<string, unknown> } | { kind: 'binary' };
+
+class StubConsole {
+  readonly server: WebSocketServer;
+  readonly messages: Recorded[] = [];
+  readonly upgradeUrls: string[] = [];
+  readonly origins: Array<string | undefined> = [];
+  socket: ServerSocket | undefined;
+  helloOk = false;
+  nextFrame = 1;
+
+  constructor() {
+    this.server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    this.server.on('connection', (socket, req) => {
+      this.upgradeUrls.push(req.url ?? '');
+      this.origins.push(req.headers.origin);
+      this.socket = socket;
+      socket.on('message', (data, isBinary) => {
+        if (isBinary) {
+          this.messages.push({ kind: 'binary' });
+          socket.close(4002, 'binary from panel');
+          return;
+        }
+        const msg = JSON.parse(data.toString()) as Record<string, unknown>;
+        this.messages.push({ kind: 'text', msg });
+        if (!this.helloOk) {
+          // The console's rule: the first message must be hello with the capability.
+          if (msg['type'] !== 'hello' || msg['capability'] !== CAPABILITY) {
+            socket.close(4001, 'hello expected');
+            return;
+          }
+          this.helloOk = true;
+          this.send({
+            type: 'welcome',
+            run: 'run-browser',
+            task: 'task-browser',
+            vm: 'win11-bench',
+            identity: { grant_digest: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', cert_sha256: 'AB:CD:EF:01:23:45:67:89:AB:CD:EF:01' },
+            phase: 'SETUP',
+            width: WIDTH,
+            height: HEIGHT,
+            protocol: 1,
+          });
+          this.sendFrame();
+        }
+      });
+    });
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  send(msg: Record<string, unknown>): void {
+    this.socket?.send(JSON.stringify(msg));
+  }
+
+  /** One frame: four PNG rectangles, one per quadrant. Returns its id. */
+  sendFrame(): number {
+    const id = this.nextFrame++;
+    const rects = QUADRANTS.map((q) => ({ x: q.x, y: q.y, w: WIDTH / 2, h: HEIGHT / 2, encoding: 1, data: solidPng(WIDTH / 2, HEIGHT / 2, q.rgb) }));
+    this.socket?.send(encodeFrame(id, WIDTH, HEIGHT, rects));
+    return id;
+  }
+
+  texts(): Array<Record<string, unknown>> {
+    return this.messages.flatMap((m) => (m.kind === 'text' ? [m.msg] : []));
+  }
+
+  inputsSince(index: number): Array<Record<string, unknown>> {
+    return this.texts()
+      .slice(index)
+      .filter((m) => m['type'] === 'key' || m['type'] === 'pointer');
+  }
+
+  async acked(frame: number): Promise<void> {
+    await waitFor(() => this.texts().some((m) => m['type'] === 'frame_ack' && m['frame'] === frame), 5000, `frame_ack ${frame}`);
+  }
+}
+
+describe('webview in chromium against a stub console', () => {
+  let stub: StubConsole;
+  let decoy: http.Server;
+  let decoyConnections = 0;
+  let site: http.Server;
+  let html = '';
+  let context: BrowserContext;
+  let page: Page;
+  let userDataDir: string;
+  const requestUrls: string[] = [];
+  const consoleErrors: string[] = [];
+
+  async function shot(name: string): Promise<void> {
+    await fs.mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `webview-${name}.png`) });
+  }
+
+  async function phaseShown(phase: Phase): Promise<void> {
+    await page.waitForFunction((p) => document.getElementById('phase')?.dataset['phase'] === p, phase, { timeout: 5000 });
+  }
+
+  /** Input sent before this resolves has reached the stub (WebSocket order + frame ack). */
+  async function barrier(): Promise<void> {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await stub.acked(stub.sendFrame());
+  }
+
+  before(async () => {
+    await fs.access(CHROMIUM);
+    stub = new StubConsole();
+    await new Promise<void>((r) => stub.server.once('listening', () => r()));
+
+    // A second local server the page must NOT be able to reach (CSP connect-src).
+    decoy = http.createServer((_req, res) => res.end('decoy'));
+    decoy.on('connection', () => decoyConnections++);
+    await new Promise<void>((r) => decoy.listen(0, '127.0.0.1', () => r()));
+
+    const media = path.join(PACKAGE_ROOT, 'dist', 'media');
+    site = http.createServer((req, res) => {
+      void (async () => {
+        const url = req.url ?? '/';
+        if (url === '/') {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+          res.end(html);
+        } else if (url === '/media/main.js' || url === '/media/view.css') {
+          const body = await fs.readFile(path.join(media, path.basename(url)));
+          res.writeHead(200, { 'content-type': url.endsWith('.js') ? 'text/javascript' : 'text/css' });
+          res.end(body);
+        } else {
+          res.writeHead(404);
+          res.end();
+        }
+      })();
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', () => r()));
+    const sitePort = (site.address() as AddressInfo).port;
+    html = renderPanelHtml({
+      cspSource: `http://127.0.0.1:${sitePort}`,
+      nonce: randomBytes(18).toString('base64'),
+      scriptUri: '/media/main.js',
+      styleUri: '/media/view.css',
+      connectSources: [`ws://127.0.0.1:${stub.port}`],
+      title: 'Bench VM',
+    });
+
+    userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gc-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 900, height: 640 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('request', (r) => requestUrls.push(r.url()));
+    page.on('websocket', (ws) => requestUrls.push(ws.url()));
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    // The VS Code webview host API, stubbed: records what the webview posts to the host.
+    await page.addInitScript(() => {
+      const posted: unknown[] = [];
+      (window as unknown as { __posted: unknown[] }).__posted = posted;
+      (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({ postMessage: (m: unknown) => posted.push(m) });
+    });
+    await page.goto(`http://127.0.0.1:${sitePort}/`);
+    await page.waitForFunction(() => (window as unknown as { __posted: Array<{ type: string }> }).__posted.some((m) => m.type === 'webview_ready'));
+    const connect: ConnectInfo = {
+      type: 'connect',
+      wsUrl: `ws://127.0.0.1:${stub.port}`,
+      run: 'run-browser',
+      task: 'task-browser',
+      capability: CAPABILITY,
+      clientVersion: '0.1.0',
+      panel: { title: 'Bench VM' },
+    };
+    // How the extension host's webview.postMessage arrives in a webview.
+    await page.evaluate((info) => window.postMessage(info, '*'), connect);
+  });
+
+  after(async () => {
+    await context?.close();
+    stub?.server.close();
+    decoy?.close();
+    site?.close();
+    if (userDataDir) await fs.rm(userDataDir, { recursive: true, force: true });
+  });
+
+  it('sendsHelloFirstWithTheCapabilityAndNeverPutsItInAUrl', async () => {
+    await stub.acked(1);
+    const [first] = stub.texts();
+    assert.deepEqual(first, {
+      type: 'hello',
+      run: 'run-browser',
+      task: 'task-browser',
+      capability: CAPABILITY,
+      client: { kind: 'vscode-webview', version: '0.1.0' },
+      panel: { title: 'Bench VM' },
+    });
+    assert.equal(Object.keys(first ?? {})[0], 'type');
+    assert.equal(stub.upgradeUrls.length, 1);
+    for (const url of [...stub.upgradeUrls, ...requestUrls]) {
+      assert.ok(!url.includes(CAPABILITY), `capability in URL ${url}`);
+    }
+    assert.ok(!html.includes(CAPABILITY));
+    assert.match(stub.origins[0] ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    await phaseShown('SETUP');
+  });
+
+  it('presentsTheFrameWithEveryRectangle', async () => {
+    const pixels = await page.evaluate((points) => {
+      const canvas = document.getElementById('screen') as HTMLCanvasElement;
+      const ctx = canvas.getContext('2d');
+      return {
+        size: [canvas.width, canvas.height],
+        values: points.map(([x, y]) => Array.from(ctx?.getImageData(x, y, 1, 1).data ?? [])),
+      };
+    }, QUADRANTS.map((q) => [q.x + 40, q.y + 30] as [number, number]));
+    assert.deepEqual(pixels.size, [WIDTH, HEIGHT]);
+    assert.deepEqual(
+      pixels.values,
+      QUADRANTS.map((q) => [...q.rgb, 255]),
+    );
+    const identity = await page.textContent('#identity');
+    assert.match(identity ?? '', /win11-bench.*grant a1b2c3d4e5f6.*cert abcdef012345/);
+    await shot('SETUP');
+  });
+
+  it('sendsPointerAndKeyMessagesInDesktopCoordinatesWithIncreasingSeq', async () => {
+    const start = stub.texts().length;
+    const box = await page.locator('#screen').boundingBox();
+    assert.ok(box);
+    // The canvas is scaled to fit; a click at 3/4 width, 1/4 height maps back to desktop pixels.
+    await page.mouse.click(box.x + box.width * 0.75, box.y + box.height * 0.25);
+    await page.mouse.click(box.x + box.width * 0.5, box.y + box.height * 0.5, { button: 'right' });
+    for (const key of ['KeyA', 'ControlRight', 'ArrowLeft']) {
+      await page.keyboard.press(key);
+    }
+    // Playwright's US layout has no ISO key; send it as chromium input, as a keyboard would.
+    const cdp = await context.newCDPSession(page);
+    for (const type of ['rawKeyDown', 'keyUp'] as const) {
+      await cdp.send('Input.dispatchKeyEvent', { type, code: 'IntlBackslash', key: '\\', windowsVirtualKeyCode: 226, nativeVirtualKeyCode: 94 });
+    }
+    await cdp.detach();
+    for (const key of ['NumpadEnter', 'Digit7']) {
+      await page.keyboard.press(key);
+    }
+    await page.keyboard.down('ShiftLeft');
+    await page.mouse.wheel(0, 120);
+    await barrier();
+    const inputs = stub.inputsSince(start);
+    const buttons = inputs.filter((m) => m['type'] === 'pointer' && m['wheel'] === 0);
+    const left = buttons.find((m) => m['buttons'] === 1);
+    assert.ok(left, 'no left-button pointer message');
+    assert.ok(Math.abs(Number(left['x']) - WIDTH * 0.75) <= 1 && Math.abs(Number(left['y']) - HEIGHT * 0.25) <= 1, JSON.stringify(left));
+    assert.ok(buttons.some((m) => m['buttons'] === 2 && Math.abs(Number(m['x']) - WIDTH / 2) <= 1), 'no right-button message at the centre');
+    const keys = inputs.filter((m) => m['type'] === 'key').map((m) => [m['scancode'], m['down']]);
+    assert.deepEqual(keys, [
+      [0x1e, true],
+      [0x1e, false],
+      [0xe01d, true],
+      [0xe01d, false],
+      [0xe04b, true],
+      [0xe04b, false],
+      [0x56, true],
+      [0x56, false],
+      [0xe01c, true],
+      [0xe01c, false],
+      [0x08, true],
+      [0x08, false],
+      [0x2a, true],
+    ]);
+    assert.ok(inputs.some((m) => m['type'] === 'pointer' && m['wheel'] === -120), 'no wheel message');
+    const seqs = inputs.map((m) => Number(m['seq']));
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+    assert.equal(new Set(seqs).size, seqs.length);
+    assert.equal(seqs[0], 1);
+    stub.send({ type: 'input_ack', upto: seqs.at(-1) ?? 0 });
+    stub.send({ type: 'input_refused', seq: 999, code: 'RATE_LIMITED' });
+    await page.waitForFunction(() => document.getElementById('refused')?.textContent === '1');
+  });
+
+  it('releasesHeldKeysOnBlur', async () => {
+    const start = stub.texts().length;
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'viewport');
+    await page.evaluate(() => (document.getElementById('lock') as HTMLButtonElement).focus());
+    await barrier();
+    const keys = stub.inputsSince(start).filter((m) => m['type'] === 'key');
+    assert.deepEqual(keys.map((m) => [m['scancode'], m['down']]), [[0x2a, false]]);
+    await page.keyboard.up('ShiftLeft');
+  });
+
+  it('sendsNoInputAfterReadOnlyAndKeepsNoInputListener', async () => {
+    stub.send({ type: 'phase', phase: 'LOCKING', reason: '' });
+    await phaseShown('LOCKING');
+    await shot('LOCKING');
+    stub.send({ type: 'drained', upto: 20 });
+    stub.send({ type: 'phase', phase: 'READ_ONLY', reason: 'lock committed' });
+    await phaseShown('READ_ONLY');
+    const start = stub.texts().length;
+    const box = await page.locator('#screen').boundingBox();
+    assert.ok(box);
+    await page.mouse.move(box.x + 10, box.y + 10);
+    await page.mouse.click(box.x + 50, box.y + 50);
+    await page.mouse.wheel(0, 240);
+    await page.locator('#viewport').focus();
+    for (const key of ['KeyB', 'Enter', 'ControlLeft', 'Tab']) {
+      await page.keyboard.press(key);
+    }
+    await barrier();
+    assert.deepEqual(stub.inputsSince(start), []);
+
+    // No input listener of the webview script remains attached anywhere the capture used.
+    const cdp = await context.newCDPSession(page);
+    const scripts = new Map<string, string>();
+    cdp.on('Debugger.scriptParsed', (e: { scriptId: string; url: string }) => scripts.set(e.scriptId, e.url));
+    await cdp.send('Debugger.enable');
+    const inputTypes = new Set(['keydown', 'keyup', 'pointermove', 'pointerdown', 'pointerup', 'wheel', 'blur', 'contextmenu']);
+    let ourListeners = 0;
+    for (const expr of ["document.getElementById('viewport')", "document.getElementById('screen')", 'window']) {
+      const { result } = (await cdp.send('Runtime.evaluate', { expression: expr })) as { result: { objectId?: string } };
+      assert.ok(result.objectId);
+      const { listeners } = (await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId })) as {
+        listeners: Array<{ type: string; scriptId: string }>;
+      };
+      const ours = listeners.filter((l) => (scripts.get(l.scriptId) ?? '').endsWith('/media/main.js'));
+      ourListeners += ours.length;
+      const left = ours.filter((l) => inputTypes.has(l.type)).map((l) => l.type);
+      assert.deepEqual(left, [], `${expr} still listens to ${left.join(', ')}`);
+    }
+    assert.ok(ourListeners > 0, 'listener attribution failed (no listener of main.js found at all)');
+    await cdp.send('Debugger.disable');
+    await cdp.detach();
+    assert.equal(await page.locator('#lock').isDisabled(), true);
+    await shot('READ_ONLY');
+  });
+
+  it('blocksConnectionsToAnyOtherPortByCsp', async () => {
+    const decoyPort = (decoy.address() as AddressInfo).port;
+    const violations = await page.evaluate(async (port) => {
+      const seen: string[] = [];
+      document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
+      try {
+        new WebSocket(`ws://127.0.0.1:${port}/`);
+      } catch {
+        seen.push('ws threw');
+      }
+      try {
+        await fetch(`http://127.0.0.1:${port}/`);
+      } catch {
+        /* blocked */
+      }
+      try {
+        await fetch(`http://127.0.0.1:${port}/img`, { mode: 'no-cors' });
+      } catch {
+        /* blocked */
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      return seen;
+    }, decoyPort);
+    assert.ok(violations.filter((v) => v.startsWith('connect-src')).length >= 2, JSON.stringify(violations));
+    // Give any connection that slipped through a moment to arrive at the decoy: none may.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(decoyConnections, 0);
+  });
+
+  it('showsEveryPhaseAndTheCloseReason', async () => {
+    for (const phase of ['CAPTURING', 'REVIEWING', 'ACTION'] as const) {
+      stub.send({ type: 'phase', phase, reason: '' });
+      await phaseShown(phase);
+      await shot(phase);
+    }
+    stub.send({ type: 'bye', reason: 'action done, run complete' });
+    await phaseShown('CLOSED');
+    assert.match((await page.textContent('#banner')) ?? '', /action done, run complete/);
+    await shot('CLOSED');
+    const posted = await page.evaluate(() => (window as unknown as { __posted: Array<{ type: string; phase?: string }> }).__posted);
+    assert.ok(posted.some((m) => m.type === 'status' && m.phase === 'CLOSED'));
+    assert.ok(!JSON.stringify(posted).includes(CAPABILITY), 'capability posted back to the host');
+    assert.deepEqual(consoleErrors.filter((e) => !/Content Security Policy|ERR_|Failed to fetch|WebSocket/.test(e)), []);
+  });
+});
