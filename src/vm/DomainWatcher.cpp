@@ -1,6 +1,7 @@
 #include "vm/DomainWatcher.h"
 
 #include "vm/LibvirtConnection.h"
+#include "vm/LibvirtDomain.h"
 #include "vm/VmLog.h"
 
 #include <QCryptographicHash>
@@ -179,7 +180,7 @@ void DomainWatcher::poll() {
     return;
   }
   if (state != VIR_DOMAIN_RUNNING) {
-    fire(QStringLiteral("the domain is no longer running (state %1)").arg(state));
+    fire(QStringLiteral("the domain is no longer running (%1)").arg(domainStateName(state)));
     return;
   }
   const bool persistent = virDomainIsPersistent(m_domain) == 1;

@@ -1,21 +1,24 @@
-// Runs libvirt's default event implementation (virEventRegisterDefaultImpl) on a dedicated
-// thread, so domain events and connection-close notices arrive without the Qt event loop
-// having to host libvirt's file descriptors and timers.
+// libvirt's event loop, implemented by us (virEventRegisterImpl) as a poll(2) loop on one
+// dedicated thread, "gc-libvirt-ev".
 //
-// Threads: start()/stop()/the destructor on the owning (main) thread. libvirt callbacks
-// (DomainWatcher's) run on the loop thread "gc-libvirt-events" and must only hand off to
-// the main thread (queued), never touch Qt objects directly.
+// Why not virEventRegisterDefaultImpl + virEventRunDefaultImpl on a thread: since libvirt
+// 6.x the default implementation is GLib's *default* main context, which Qt's GLib event
+// dispatcher already owns on the main thread; a second thread iterating it blocks forever
+// waiting for ownership (seen with libvirt 9.0 + Qt 6.4). Our own loop shares nothing.
 //
-// Order: start() before opening any connection whose events are wanted (libvirt binds a
-// connection's event machinery to the implementation registered when it opens). Close
-// those connections before stop(): the loop's last iteration frees the timers and handles
-// they remove. At most one loop runs per process; the implementation stays registered for
-// the life of the process (libvirt cannot unregister it).
+// Threads: start()/stop()/the destructor on the owning (main) thread. libvirt's callbacks
+// (DomainWatcher's among them) run on the loop thread and must only hand off to Qt objects
+// through queued calls. The registration functions libvirt calls are thread-safe.
+//
+// Order: start() before opening any connection whose events are wanted. Close those
+// connections before stop(): stop() releases the user data of handles and timers libvirt
+// has removed (libvirt requires that from a clean stack, never inside its remove call).
+// At most one loop runs per process; the implementation stays registered for the life of
+// the process (libvirt cannot unregister one), a stopped loop simply dispatches nothing.
 #pragma once
 
 #include "common/Outcome.h"
 
-#include <atomic>
 #include <thread>
 
 namespace gc {
@@ -27,18 +30,16 @@ public:
   LibvirtEventLoop& operator=(const LibvirtEventLoop&) = delete;
   ~LibvirtEventLoop(); // stop()
 
-  // Failure (LIBVIRT_UNAVAILABLE) if the implementation cannot be registered or another
-  // loop is already running.
+  // Registers the implementation (once per process) and starts the loop thread.
+  // Failure (LIBVIRT_UNAVAILABLE) if another loop is already running or the wake-up
+  // descriptor cannot be created.
   Status start();
-  // Wakes the loop and joins its thread. Idempotent.
+  // Wakes the loop, joins its thread and frees what libvirt has unregistered. Idempotent.
   void stop();
   bool isRunning() const { return m_thread.joinable(); }
 
 private:
-  void run();
-
   std::thread m_thread;
-  std::atomic_bool m_stopRequested{false};
 };
 
 } // namespace gc
