@@ -1,0 +1,7 @@
+#include "vm/VmLog.h"
+
+namespace gc {
+
+Q_LOGGING_CATEGORY(lcVm, "gc.vm")
+
+} // namespace gc
