@@ -1,7 +1,7 @@
 // What RdpSession needs to open one pinned RDP connection to the guest.
 #pragma once
 
-#include "privacy/SecureBuffer.h"
+#include "privacy/Credentials.h"
 
 #include <QByteArray>
 #include <QString>
@@ -18,10 +18,6 @@ struct RdpConfig {
 };
 
 // Moved into RdpSession::start(); wiped as soon as FreeRDP holds its own copies.
-struct RdpCredentials {
-  SecureBuffer username;
-  SecureBuffer password;
-  SecureBuffer domain;
-};
+using RdpCredentials = Credentials;
 
 } // namespace gc

@@ -1,0 +1,255 @@
+#include "bridge/panel/PanelServer.h"
+
+#include <QElapsedTimer>
+#include <QLoggingCategory>
+#include <QWebSocket>
+#include <QWebSocketCorsAuthenticator>
+#include <QWebSocketServer>
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+
+namespace gc {
+
+Q_LOGGING_CATEGORY(lcPanel, "gc.panel")
+
+namespace {
+
+qint64 monotonicMs() {
+  static QElapsedTimer clock = [] {
+    QElapsedTimer t;
+    t.start();
+    return t;
+  }();
+  return clock.elapsed();
+}
+
+// Hard cap on what Qt buffers for one incoming message. Between the protocol limit and this
+// cap a message is refused with PROTOCOL_OVERSIZE; beyond it Qt drops the connection.
+constexpr qint64 kTransportCapBytes = 64 * 1024;
+
+} // namespace
+
+PanelServer::PanelServer(PanelPolicy policy, QObject* parent)
+    : QObject(parent), m_policy(std::move(policy)),
+      m_server(new QWebSocketServer(QStringLiteral("guest-console"), QWebSocketServer::NonSecureMode, this)) {
+  m_server->setMaxPendingConnections(1);
+  m_helloTimer.setSingleShot(true);
+  connect(&m_helloTimer, &QTimer::timeout, this,
+          [this] { refuse(Refusal::PanelTimeout, QStringLiteral("no hello within the deadline"), true); });
+  connect(m_server, &QWebSocketServer::newConnection, this, &PanelServer::onNewConnection);
+  // Refuse a foreign Origin in the handshake itself: the socket never opens.
+  connect(m_server, &QWebSocketServer::originAuthenticationRequired, this,
+          [this](QWebSocketCorsAuthenticator* auth) {
+            const bool ok = m_policy.originAllowed(auth->origin());
+            auth->setAllowed(ok);
+            if (!ok) {
+              ++m_refusals[Refusal::PanelOrigin];
+              emit refused(Refusal::PanelOrigin, QStringLiteral("origin not allowed"));
+            }
+          });
+}
+
+PanelServer::~PanelServer() {
+  stop();
+}
+
+bool PanelServer::listen() {
+  if (!m_server->listen(QHostAddress::LocalHost, 0)) {
+    m_error = m_server->errorString();
+    return false;
+  }
+  return true;
+}
+
+quint16 PanelServer::port() const {
+  return m_server->serverPort();
+}
+
+void PanelServer::stop() {
+  if (m_panel) {
+    m_panel->disconnect(this);
+    m_panel->abort();
+    m_panel->deleteLater();
+  }
+  m_server->close();
+}
+
+void PanelServer::refuseSocket(QWebSocket* socket, Refusal code, const QString& message) {
+  ++m_refusals[code];
+  emit refused(code, message);
+  qCInfo(lcPanel) << "refused connection:" << refusalName(code) << message;
+  socket->sendTextMessage(QString::fromUtf8(panel::error(code, message)));
+  socket->close(QWebSocketProtocol::CloseCodePolicyViolated, refusalName(code));
+  socket->deleteLater();
+}
+
+void PanelServer::onNewConnection() {
+  while (QWebSocket* socket = m_server->nextPendingConnection()) {
+    if (m_panel || m_used) {
+      refuseSocket(socket, Refusal::PanelBusy, QStringLiteral("this console already has its panel"));
+      continue;
+    }
+    // Defence in depth: the handshake already checked it.
+    if (!m_policy.originAllowed(socket->origin())) {
+      refuseSocket(socket, Refusal::PanelOrigin, QStringLiteral("origin not allowed"));
+      continue;
+    }
+    m_panel = socket;
+    m_authorized = false;
+    socket->setMaxAllowedIncomingMessageSize(kTransportCapBytes);
+    socket->setMaxAllowedIncomingFrameSize(kTransportCapBytes);
+    connect(socket, &QWebSocket::textMessageReceived, this, &PanelServer::onText);
+    connect(socket, &QWebSocket::binaryMessageReceived, this, &PanelServer::onBinary);
+    connect(socket, &QWebSocket::disconnected, this, &PanelServer::onDisconnected);
+    m_tokens = m_policy.maxMessagesPerSecond;
+    m_lastRefillMs = monotonicMs();
+    m_helloTimer.start(m_policy.helloDeadlineMs);
+  }
+}
+
+void PanelServer::refuse(Refusal code, const QString& message, bool closeSocket) {
+  ++m_refusals[code];
+  emit refused(code, message);
+  if (!m_panel)
+    return;
+  m_panel->sendTextMessage(QString::fromUtf8(panel::error(code, message)));
+  if (closeSocket) {
+    m_helloTimer.stop();
+    m_panel->close(QWebSocketProtocol::CloseCodePolicyViolated, refusalName(code));
+  }
+}
+
+bool PanelServer::takeToken() {
+  const qint64 now = monotonicMs();
+  const double rate = m_policy.maxMessagesPerSecond;
+  m_tokens = std::min(rate, m_tokens + double(now - m_lastRefillMs) * rate / 1000.0);
+  m_lastRefillMs = now;
+  if (m_tokens < 1.0)
+    return false;
+  m_tokens -= 1.0;
+  return true;
+}
+
+void PanelServer::onText(const QString& text) {
+  if (sender() != m_panel)
+    return;
+  if (!takeToken()) {
+    // Count every dropped message; tell the panel at most once a second.
+    ++m_refusals[Refusal::Flood];
+    const qint64 now = monotonicMs();
+    if (now - m_lastFloodReportMs >= 1000) {
+      m_lastFloodReportMs = now;
+      emit refused(Refusal::Flood,
+                   QStringLiteral("message rate above %1/s").arg(m_policy.maxMessagesPerSecond));
+      m_panel->sendTextMessage(QString::fromUtf8(panel::error(Refusal::Flood, QStringLiteral("slow down"))));
+    }
+    return;
+  }
+  const QByteArray bytes = text.toUtf8();
+  const Outcome<panel::Message> message = panel::parse(bytes);
+  if (!m_authorized) {
+    if (!message.ok() || !std::holds_alternative<panel::Hello>(message.value())) {
+      refuse(Refusal::PanelUnauthorized, QStringLiteral("the first message must be hello"), true);
+      return;
+    }
+    handleHello(message.value());
+    return;
+  }
+  if (!message.ok()) {
+    refuse(message.code(), message.failure().message, false);
+    return;
+  }
+  std::visit(
+      [this](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, panel::Hello>)
+          refuse(Refusal::ProtocolMalformed, QStringLiteral("hello was already said"), false);
+        else if constexpr (std::is_same_v<T, panel::Key>)
+          emit keyReceived(m);
+        else if constexpr (std::is_same_v<T, panel::Pointer>)
+          emit pointerReceived(m);
+        else if constexpr (std::is_same_v<T, panel::FrameAck>)
+          emit frameAcked(m.frame);
+        else if constexpr (std::is_same_v<T, panel::Lock>)
+          emit lockRequested();
+        else if constexpr (std::is_same_v<T, panel::Close>)
+          emit closeRequested();
+      },
+      message.value());
+}
+
+void PanelServer::handleHello(const panel::Message& message) {
+  const auto& hello = std::get<panel::Hello>(message);
+  const bool capabilityOk =
+      hello.capability.size() == m_policy.capability.size() && m_policy.capability.size() == 32 &&
+      CRYPTO_memcmp(hello.capability.constData(), m_policy.capability.constData(), 32) == 0;
+  if (!capabilityOk) {
+    refuse(Refusal::PanelUnauthorized, QStringLiteral("wrong capability"), true);
+    return;
+  }
+  if (hello.run != m_policy.run || hello.task != m_policy.task) {
+    refuse(Refusal::PanelMismatch, QStringLiteral("run or task differ from the grant"), true);
+    return;
+  }
+  for (auto it = hello.panel.begin(); it != hello.panel.end(); ++it) {
+    if (m_policy.panelMetadata.value(it.key()) != it.value()) {
+      refuse(Refusal::PanelMismatch, QStringLiteral("panel metadata differ from the grant"), true);
+      return;
+    }
+  }
+  m_helloTimer.stop();
+  m_authorized = true;
+  m_used = true;
+  qCInfo(lcPanel) << "panel authorized:" << hello.clientKind << hello.clientVersion;
+  emit panelAuthorized(hello);
+}
+
+void PanelServer::onBinary(const QByteArray& data) {
+  Q_UNUSED(data);
+  if (sender() != m_panel)
+    return;
+  if (!m_authorized) {
+    refuse(Refusal::PanelUnauthorized, QStringLiteral("the first message must be hello"), true);
+    return;
+  }
+  refuse(Refusal::ProtocolBinary, QStringLiteral("the panel sends text messages only"), false);
+}
+
+void PanelServer::onDisconnected() {
+  auto* socket = qobject_cast<QWebSocket*>(sender());
+  if (!socket || socket != m_panel)
+    return;
+  const bool wasAuthorized = m_authorized;
+  if (socket->closeCode() == QWebSocketProtocol::CloseCodeTooMuchData) {
+    ++m_refusals[Refusal::ProtocolOversize];
+    emit refused(Refusal::ProtocolOversize, QStringLiteral("message over the transport cap"));
+  }
+  m_helloTimer.stop();
+  m_panel = nullptr;
+  m_authorized = false;
+  socket->deleteLater();
+  if (wasAuthorized)
+    emit panelGone();
+}
+
+void PanelServer::sendText(const QByteArray& message) {
+  if (hasPanel())
+    m_panel->sendTextMessage(QString::fromUtf8(message));
+}
+
+void PanelServer::sendBinary(const QByteArray& packet) {
+  if (hasPanel())
+    m_panel->sendBinaryMessage(packet);
+}
+
+void PanelServer::closePanel(const QString& reason) {
+  if (!m_panel)
+    return;
+  m_panel->sendTextMessage(QString::fromUtf8(panel::bye(reason)));
+  m_panel->flush();
+  m_panel->close(QWebSocketProtocol::CloseCodeNormal, reason.left(100));
+}
+
+} // namespace gc

@@ -1,0 +1,78 @@
+// The loopback WebSocket the panel connects to (DESIGN.md §7). Lives on the main thread,
+// owns its sockets and only routes: it authorizes one panel, parses its messages and emits
+// them as typed signals; it never decides about phases or input (the Console does).
+//
+// One panel per console lifetime: a second connection, a bad Origin, a missing or wrong
+// hello, or a hello that comes late is refused and closed. Every refusal is counted.
+#pragma once
+
+#include "bridge/panel/PanelMessage.h"
+#include "bridge/panel/PanelPolicy.h"
+#include "common/Refusal.h"
+
+#include <QMap>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+#include <QWebSocket>
+
+class QWebSocketServer;
+
+namespace gc {
+
+class PanelServer : public QObject {
+  Q_OBJECT
+public:
+  explicit PanelServer(PanelPolicy policy, QObject* parent = nullptr);
+  ~PanelServer() override;
+
+  // Listens on 127.0.0.1, ephemeral port. false + errorString() on failure.
+  bool listen();
+  quint16 port() const;
+  QString errorString() const { return m_error; }
+
+  bool hasPanel() const { return m_panel && m_authorized; }
+  void sendText(const QByteArray& message);
+  void sendBinary(const QByteArray& packet);
+  // Says bye (with the reason) and closes the panel connection; no new panel may follow.
+  void closePanel(const QString& reason);
+  void stop();
+
+  const QMap<Refusal, quint64>& refusals() const { return m_refusals; }
+
+signals:
+  void panelAuthorized(const gc::panel::Hello& hello);
+  // The authorized panel's connection ended (closed by it, by us, or dropped).
+  void panelGone();
+  void keyReceived(const gc::panel::Key& key);
+  void pointerReceived(const gc::panel::Pointer& pointer);
+  void frameAcked(quint32 frame);
+  void lockRequested();
+  void closeRequested();
+  // Every refusal, for the evidence counts. Never carries message payloads.
+  void refused(gc::Refusal code, const QString& message);
+
+private:
+  void onNewConnection();
+  void onText(const QString& text);
+  void onBinary(const QByteArray& data);
+  void onDisconnected();
+  void handleHello(const panel::Message& message);
+  void refuse(Refusal code, const QString& message, bool closeSocket);
+  void refuseSocket(QWebSocket* socket, Refusal code, const QString& message);
+  bool takeToken();
+
+  PanelPolicy m_policy;
+  QWebSocketServer* m_server;
+  QPointer<QWebSocket> m_panel;
+  bool m_authorized = false;
+  bool m_used = false; // a panel was authorized once: no other may follow
+  QTimer m_helloTimer;
+  QMap<Refusal, quint64> m_refusals;
+  QString m_error;
+  double m_tokens = 0;
+  qint64 m_lastRefillMs = 0;
+  qint64 m_lastFloodReportMs = -1000;
+};
+
+} // namespace gc

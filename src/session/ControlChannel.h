@@ -1,0 +1,54 @@
+// The control channel of `guest-console open` (DESIGN.md §2): JSON lines on the private
+// stdin/stdout pipes shared with the parent (the VS Code extension, the demo, black-box
+// tests). Lives on the main thread.
+//
+// stdin is read straight into locked memory, one line at a time; a credentials line is
+// decoded into SecureBuffers and the line is wiped — it is never echoed or logged. stdin
+// EOF means the parent is gone.
+#pragma once
+
+#include "common/Refusal.h"
+#include "privacy/Credentials.h"
+
+#include <QJsonObject>
+#include <QObject>
+
+class QSocketNotifier;
+
+namespace gc {
+
+class ControlChannel : public QObject {
+  Q_OBJECT
+public:
+  static constexpr std::size_t kMaxLineBytes = 16 * 1024;
+
+  // Reads `inFd`, writes `outFd` (0 and 1 in the console; pipes in tests). Does not own them.
+  ControlChannel(int inFd, int outFd, QObject* parent = nullptr);
+  ~ControlChannel() override;
+
+  bool start(); // false when the line buffer cannot be locked (PRIVACY_VIOLATION)
+  // Writes one event line: {"event":<event>, …fields}. "event" comes first.
+  void send(const QString& event, const QJsonObject& fields = {});
+  void sendError(Refusal code, const QString& message);
+
+signals:
+  void credentialsReceived(gc::Credentials& credentials);
+  void lockRequested();
+  void closeRequested();
+  void panicRequested();
+  void parentGone();
+  void refused(gc::Refusal code, const QString& message);
+
+private:
+  void onReadable();
+  void processLine(QByteArrayView line);
+
+  int m_inFd;
+  int m_outFd;
+  QSocketNotifier* m_notifier = nullptr;
+  SecureBuffer m_buffer;
+  bool m_discarding = false; // inside an oversize line: drop until its newline
+  bool m_eof = false;
+};
+
+} // namespace gc
