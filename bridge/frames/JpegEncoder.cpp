@@ -37,7 +37,7 @@ bool JpegEncoder::encode(const QImage& image, const QRect& rect, int quality, QB
   }
   unsigned long size = m_capacity;
   unsigned char* buffer = m_buffer;
-  const int flags = TJFLAG_NOREALLOC | (m_settings.fastDct ? TJFLAG_FASTDCT : 0);
+  const int flags = TJFLAG_NOREALLOC | (m_settings.accurateDct ? TJFLAG_ACCURATEDCT : TJFLAG_FASTDCT);
   const unsigned char* origin = image.constScanLine(rect.y()) + size_t(rect.x()) * 4;
   if (tjCompress2(m_handle, origin, rect.width(), int(image.bytesPerLine()), rect.height(), TJPF_BGRX,
                   &buffer, &size, subsampling, quality, flags) != 0) {

@@ -13,7 +13,10 @@ namespace gc {
 class JpegEncoder {
 public:
   struct Settings {
-    bool fastDct = true;   // TJFLAG_FASTDCT: see docs/performance.md for the trade
+    // TurboJPEG already compresses with the fast integer DCT below quality 96, so
+    // TJFLAG_FASTDCT changes nothing (turbojpeg.h, TJFLAG_ACCURATEDCT); the accurate DCT
+    // is opt-in. Figures in docs/performance.md.
+    bool accurateDct = false;
     bool subsample = true; // 4:2:0; false = 4:4:4
   };
 
