@@ -1,0 +1,71 @@
+#include "bridge/frames/FramePacket.h"
+
+#include <QtEndian>
+
+namespace gc {
+namespace {
+
+template <typename T> void put(QByteArray& bytes, T value) {
+  char le[sizeof(T)];
+  qToLittleEndian(value, le);
+  bytes.append(le, sizeof(T));
+}
+
+template <typename T> void patch(QByteArray& bytes, qsizetype at, T value) {
+  qToLittleEndian(value, bytes.data() + at);
+}
+
+bool fitsU16(int v) {
+  return v >= 0 && v <= 0xffff;
+}
+
+} // namespace
+
+FramePacket::FramePacket(quint32 frameId, QSize desktop, qsizetype reserve) : m_frameId(frameId) {
+  m_bytes.reserve(qMax<qsizetype>(reserve, kHeaderBytes));
+  put<quint32>(m_bytes, kMagic);
+  put<quint32>(m_bytes, frameId);
+  put<quint16>(m_bytes, quint16(desktop.width()));
+  put<quint16>(m_bytes, quint16(desktop.height()));
+  put<quint16>(m_bytes, 0);
+}
+
+bool FramePacket::beginRect(const QRect& rect, Encoding encoding) {
+  if (m_rects >= kMaxRects || !fitsU16(rect.x()) || !fitsU16(rect.y()) || !fitsU16(rect.width()) ||
+      !fitsU16(rect.height()) || rect.isEmpty()) {
+    return false;
+  }
+  m_open = m_bytes.size();
+  put<quint16>(m_bytes, quint16(rect.x()));
+  put<quint16>(m_bytes, quint16(rect.y()));
+  put<quint16>(m_bytes, quint16(rect.width()));
+  put<quint16>(m_bytes, quint16(rect.height()));
+  put<quint8>(m_bytes, quint8(encoding));
+  put<quint32>(m_bytes, 0);
+  return true;
+}
+
+void FramePacket::finishRect() {
+  if (m_open < 0) {
+    return;
+  }
+  const qsizetype length = m_bytes.size() - m_open - kRectHeaderBytes;
+  patch<quint32>(m_bytes, m_open + 9, quint32(length));
+  ++m_rects;
+  patch<quint16>(m_bytes, 12, quint16(m_rects));
+  m_open = -1;
+}
+
+void FramePacket::abortRect() {
+  if (m_open >= 0) {
+    m_bytes.truncate(m_open);
+    m_open = -1;
+  }
+}
+
+QByteArray FramePacket::take() {
+  abortRect();
+  return std::exchange(m_bytes, QByteArray());
+}
+
+} // namespace gc

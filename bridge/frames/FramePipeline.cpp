@@ -1,0 +1,154 @@
+#include "bridge/frames/FramePipeline.h"
+
+#include "bridge/frames/FrameWorker.h"
+
+namespace gc {
+
+FramePipeline::FramePipeline(QObject* parent) : FramePipeline(Options{}, parent) {}
+
+FramePipeline::FramePipeline(const Options& options, QObject* parent)
+    : QObject(parent), m_options(options), m_worker(new FrameWorker(options.encoder)) {
+  m_options.maxUnackedFrames = qMax(1, m_options.maxUnackedFrames);
+  m_thread.setObjectName(QStringLiteral("gc-frame-encoder"));
+  m_worker->moveToThread(&m_thread);
+  connect(m_worker, &FrameWorker::encoded, this, &FramePipeline::onEncoded, Qt::QueuedConnection);
+  m_refineTimer.setSingleShot(true);
+  m_refineTimer.setInterval(m_options.refineDelayMs);
+  connect(&m_refineTimer, &QTimer::timeout, this, &FramePipeline::onRefineTimeout);
+  m_thread.start();
+}
+
+FramePipeline::~FramePipeline() {
+  m_thread.quit();
+  m_thread.wait();
+  // The thread has finished: deleting its object from here is safe, and its destructor
+  // zeroes the encoder buffers.
+  m_worker->release();
+  delete m_worker;
+}
+
+void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
+  if (frame.isNull() || frame.width() > 0xffff || frame.height() > 0xffff) {
+    return;
+  }
+  QImage image = frame;
+  if (image.format() != QImage::Format_RGB32 && image.format() != QImage::Format_ARGB32 &&
+      image.format() != QImage::Format_ARGB32_Premultiplied) {
+    image = image.convertToFormat(QImage::Format_RGB32);
+  }
+  if (m_damage.desktop() != image.size()) {
+    // Resized desktop (or first frame): the mask restarts at the new size; the encoder sees
+    // the size change and sends every pixel.
+    m_damage = DamageMask(image.size());
+    m_damage.addAll();
+  }
+  for (const QRect& rect : dirty) {
+    m_damage.add(rect);
+  }
+  m_latest = image;
+  if (m_lossyOutstanding) {
+    m_refineTimer.start(); // refinement waits for a quiet period
+  }
+  schedule();
+}
+
+void FramePipeline::acknowledge(quint32 frameId) {
+  m_unacked.removeIf([frameId](quint32 sent) { return sent <= frameId; });
+  schedule();
+}
+
+void FramePipeline::reset() {
+  ++m_generation;
+  m_unacked.clear();
+  m_full = true;
+  m_refine = false;
+  m_lossyOutstanding = false;
+  m_refineTimer.stop();
+  schedule();
+}
+
+void FramePipeline::setPanelLagging(bool lagging) {
+  m_lagging = lagging;
+}
+
+void FramePipeline::wipe() {
+  ++m_generation;
+  QMetaObject::invokeMethod(
+      m_worker, [w = m_worker] { w->release(); }, Qt::BlockingQueuedConnection);
+  // The worker ran every job queued before the release: their results are stale and the
+  // in-flight accounting ends here.
+  m_wipedBelow = m_generation;
+  m_encoding = false;
+  m_inFlightBytes = 0;
+  m_encoderBytes = 0;
+  m_latest = QImage();
+  m_damage = DamageMask();
+  m_unacked.clear();
+  m_full = true;
+  m_refine = false;
+  m_lossyOutstanding = false;
+  m_refineTimer.stop();
+}
+
+qint64 FramePipeline::bytesHeld() const {
+  return m_latest.sizeInBytes() + m_inFlightBytes + m_damage.bytesHeld() + m_encoderBytes;
+}
+
+void FramePipeline::schedule() {
+  if (m_encoding || m_unacked.size() >= m_options.maxUnackedFrames) {
+    return;
+  }
+  const bool damaged = !m_latest.isNull() && (m_full || !m_damage.isEmpty());
+  if (!damaged && !m_refine) {
+    return;
+  }
+  FrameJob job;
+  if (damaged) {
+    job.frame = m_latest;
+    job.damage = m_damage;
+    job.full = m_full;
+  }
+  job.refine = m_refine;
+  job.lagging = m_lagging;
+  job.frameId = m_nextFrameId++;
+  if (m_nextFrameId == 0) {
+    m_nextFrameId = 1;
+  }
+  m_damage.clear();
+  m_full = false;
+  m_refine = false;
+  m_encoding = true;
+  m_inFlightBytes = job.frame.sizeInBytes();
+  QMetaObject::invokeMethod(
+      m_worker, [w = m_worker, job, generation = m_generation] { w->encode(job, generation); },
+      Qt::QueuedConnection);
+}
+
+void FramePipeline::onEncoded(const FrameResult& result, quint64 generation) {
+  if (generation < m_wipedBelow) {
+    return;
+  }
+  m_encoding = false;
+  m_inFlightBytes = 0;
+  m_encoderBytes = result.bytesHeld;
+  if (generation == m_generation) {
+    m_lossyOutstanding = result.lossyOutstanding;
+    if (m_lossyOutstanding) {
+      m_refineTimer.start();
+    }
+    if (!result.packet.isEmpty()) {
+      m_unacked.append(result.frameId);
+      emit packetReady(result.packet, result.frameId);
+    }
+  }
+  schedule();
+}
+
+void FramePipeline::onRefineTimeout() {
+  if (m_lossyOutstanding) {
+    m_refine = true;
+    schedule();
+  }
+}
+
+} // namespace gc

@@ -1,0 +1,97 @@
+// From the RDP session's frames to GCF1 binary frame updates for the panel (DESIGN.md §7).
+//
+// Threads: the pipeline lives on the main thread (all public functions and packetReady are
+// main-thread only). Encoding runs on ONE dedicated encoder thread (FrameWorker), one frame
+// at a time: one core's worth of CPU at most, in frame order, with no locks — jobs go to the
+// worker as queued calls carrying an implicitly shared, immutable frame; results come back
+// as a queued signal. No buffer is shared for writing between the two threads.
+//
+// Flow control: at most maxUnackedFrames packets (protocol limits.maxUnackedFrames) are
+// unacknowledged, counting the one being encoded. Beyond that, submit() only COALESCES:
+// damage is OR-ed into a fixed-size tile mask and only the newest frame is kept, so a
+// stalled panel costs neither memory nor, once it acks, latency: the next packet carries
+// the union of the damage, encoded from the newest frame, diffed against what the panel
+// last received. A packet is always a whole frame (all its rects), never a partial one.
+#pragma once
+
+#include "bridge/frames/DamageMask.h"
+#include "bridge/frames/FrameEncoder.h"
+
+#include <QByteArray>
+#include <QImage>
+#include <QList>
+#include <QObject>
+#include <QRect>
+#include <QThread>
+#include <QTimer>
+
+namespace gc {
+
+class FrameWorker;
+
+class FramePipeline : public QObject {
+  Q_OBJECT
+public:
+  struct Options {
+    int maxUnackedFrames = 2; // resources/protocol/panel-protocol.json limits.maxUnackedFrames
+    // After this long without new frames, areas sent as JPEG are re-sent as PNG.
+    int refineDelayMs = 250;
+    FrameEncoder::Settings encoder;
+  };
+
+  explicit FramePipeline(QObject* parent = nullptr);
+  explicit FramePipeline(const Options& options, QObject* parent = nullptr);
+  ~FramePipeline() override;
+
+  // Every RDP EndPaint. `frame` is the full desktop, Format_RGB32 (BGRX in memory), never
+  // written again by the caller (it is implicitly shared, not copied); `dirty` is what
+  // changed since the previous submit. Other formats are converted (slow path).
+  void submit(const QImage& frame, const QList<QRect>& dirty);
+  // The panel's frame_ack: acknowledges `frameId` and every earlier frame.
+  void acknowledge(quint32 frameId);
+  // A new panel connected: forget unacked frames; the next packet is a full frame.
+  void reset();
+  // Lowers JPEG quality (80 -> 60 -> 40) while set.
+  void setPanelLagging(bool lagging);
+  // Privacy on close: zeroes and frees the reference frame, tile state and encoder scratch
+  // (blocks until the encoder thread has done so), drops the frame held; the next packet
+  // after a new submit is a full frame.
+  void wipe();
+
+  // Bytes the pipeline holds: frames referenced, damage mask, encoder buffers.
+  qint64 bytesHeld() const;
+  int unackedFrames() const { return int(m_unacked.size()); }
+  // True while a frame is being encoded (tests wait for false before asserting "nothing").
+  bool isEncoding() const { return m_encoding; }
+
+signals:
+  // One GCF1 message per frame, on the main thread.
+  void packetReady(const QByteArray& packet, quint32 frameId);
+
+private:
+  void schedule();
+  void onEncoded(const gc::FrameResult& result, quint64 generation);
+  void onRefineTimeout();
+
+  Options m_options;
+  QThread m_thread;
+  FrameWorker* m_worker = nullptr; // lives on m_thread; deleted after it stops
+
+  QImage m_latest; // newest frame submitted (shared with the caller, not a copy)
+  DamageMask m_damage;
+  bool m_full = true;
+  bool m_refine = false;
+  bool m_lagging = false;
+  bool m_lossyOutstanding = false;
+
+  bool m_encoding = false;
+  qint64 m_inFlightBytes = 0;
+  qint64 m_encoderBytes = 0;
+  QList<quint32> m_unacked;
+  quint32 m_nextFrameId = 1;
+  quint64 m_generation = 0; // bumped by reset()/wipe(): results of older jobs are stale
+  quint64 m_wipedBelow = 0; // results of generations below this were accounted for by wipe()
+  QTimer m_refineTimer;
+};
+
+} // namespace gc

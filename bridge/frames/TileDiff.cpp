@@ -1,0 +1,117 @@
+#include "bridge/frames/TileDiff.h"
+
+#include "bridge/frames/DamageMask.h"
+#include "bridge/frames/SecureZero.h"
+#include "bridge/frames/TileMap.h"
+
+#include <cstring>
+
+namespace gc {
+namespace {
+
+// Tight box of the pixels that differ inside `tile`, or an empty rect. Rows are compared
+// with memcmp (vectorised by libc); columns only inside the differing row span, scanning
+// inwards from both edges, so a fully changed tile costs one row compare from each end.
+QRect changedBox(const QImage& frame, const QImage& reference, const QRect& tile) {
+  const int x = tile.x();
+  const int w = tile.width();
+  const size_t rowBytes = size_t(w) * 4;
+  auto differs = [&](int y) {
+    return std::memcmp(frame.constScanLine(y) + size_t(x) * 4, reference.constScanLine(y) + size_t(x) * 4,
+                       rowBytes) != 0;
+  };
+  int top = tile.top();
+  while (top <= tile.bottom() && !differs(top)) {
+    ++top;
+  }
+  if (top > tile.bottom()) {
+    return {};
+  }
+  int bottom = tile.bottom();
+  while (bottom > top && !differs(bottom)) {
+    --bottom;
+  }
+  int left = w;
+  int right = -1;
+  for (int y = top; y <= bottom; ++y) {
+    // QImage scanlines are 32-bit aligned, and RGB32 pixels are 32-bit words.
+    const auto* a = reinterpret_cast<const quint32*>(frame.constScanLine(y)) + x;
+    const auto* b = reinterpret_cast<const quint32*>(reference.constScanLine(y)) + x;
+    for (int i = 0; i < left; ++i) {
+      if (a[i] != b[i]) {
+        left = i;
+        break;
+      }
+    }
+    for (int i = w - 1; i > right; --i) {
+      if (a[i] != b[i]) {
+        right = i;
+        break;
+      }
+    }
+  }
+  if (right < left) {
+    return {};
+  }
+  return QRect(x + left, top, right - left + 1, bottom - top + 1);
+}
+
+} // namespace
+
+int TileDiff::detect(const QImage& frame, const DamageMask& damage, TileMap& tiles) const {
+  if (!matches(frame) || damage.desktop() != frame.size() || tiles.desktop() != frame.size()) {
+    return 0;
+  }
+  for (int r = 0; r < tiles.rows(); ++r) {
+    for (int c = 0; c < tiles.columns(); ++c) {
+      if (!damage.contains(c, r)) {
+        continue;
+      }
+      const QRect box = changedBox(frame, m_reference, tiles.tileRect(c, r));
+      if (!box.isEmpty()) {
+        tiles.markChanged(c, r, box);
+      }
+    }
+  }
+  return tiles.changedCount();
+}
+
+void TileDiff::detectAll(const QImage& frame, TileMap& tiles) {
+  if (!matches(frame)) {
+    release();
+    m_reference = QImage(frame.size(), QImage::Format_RGB32);
+  }
+  for (int r = 0; r < tiles.rows(); ++r) {
+    for (int c = 0; c < tiles.columns(); ++c) {
+      tiles.markChanged(c, r, tiles.tileRect(c, r), false);
+    }
+  }
+}
+
+void TileDiff::commit(const QImage& frame, const QList<QRect>& sent) {
+  if (!matches(frame)) {
+    return;
+  }
+  const QRect bounds(QPoint(0, 0), frame.size());
+  for (const QRect& rect : sent) {
+    const QRect r = rect.intersected(bounds);
+    const size_t bytes = size_t(r.width()) * 4;
+    for (int y = r.top(); y <= r.bottom(); ++y) {
+      std::memcpy(m_reference.scanLine(y) + size_t(r.x()) * 4, frame.constScanLine(y) + size_t(r.x()) * 4,
+                  bytes);
+    }
+  }
+}
+
+void TileDiff::wipe() {
+  if (!m_reference.isNull()) {
+    secureZero(m_reference.bits(), size_t(m_reference.sizeInBytes()));
+  }
+}
+
+void TileDiff::release() {
+  wipe();
+  m_reference = QImage();
+}
+
+} // namespace gc
