@@ -1,11 +1,21 @@
-// guest-console: the headless console. Subcommands: check (grant + binding), open, mcp,
-// sweep, evidence. Headless QCoreApplication; a subcommand that is not built yet says so.
+// guest-console: the headless console. Subcommands: check, open, evidence (and, as the
+// parts land, mcp and sweep). Each has its own --help.
+#include "app/Commands.h"
 #include "common/Log.h"
 
-#include <QCommandLineParser>
 #include <QCoreApplication>
 
 #include <cstdio>
+
+namespace {
+
+constexpr const char* kUsage = "usage: guest-console <command> [options]\n"
+                               "  check     validate a grant and resolve its VM binding (consumes nothing)\n"
+                               "  open      open the console for a grant (JSON lines on stdin/stdout)\n"
+                               "  evidence  verify FILE: check an evidence log's hash chain\n"
+                               "Run 'guest-console <command> --help' for a command's options.\n";
+
+} // namespace
 
 int main(int argc, char** argv) {
   QCoreApplication app(argc, argv);
@@ -13,14 +23,25 @@ int main(int argc, char** argv) {
   QCoreApplication::setApplicationVersion(QStringLiteral(GC_VERSION));
   gc::Log::install();
 
-  QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Guest Console: one console to the exact VM a grant names."));
-  parser.addHelpOption();
-  parser.addVersionOption();
-  parser.addPositionalArgument(QStringLiteral("command"),
-                               QStringLiteral("check | open | mcp | sweep | evidence"));
-  parser.process(app);
-  std::fputs("guest-console: no command given\n", stderr);
+  QStringList args = QCoreApplication::arguments();
+  if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
+    if (args.size() >= 2 && (args.at(1) == QLatin1String("--version") || args.at(1) == QLatin1String("-v"))) {
+      std::printf("guest-console %s\n", GC_VERSION);
+      return 0;
+    }
+    std::fputs(kUsage, args.size() >= 2 && args.at(1).contains(QLatin1String("help")) ? stdout : stderr);
+    return args.size() >= 2 && args.at(1).contains(QLatin1String("help")) ? 0 : 1;
+  }
+  const QString command = args.takeAt(1);
+  // QCommandLineParser sees "guest-console <options…>" for check/open, positional args for evidence.
+  if (command == QLatin1String("check"))
+    return gc::runCheck(args);
+  if (command == QLatin1String("open"))
+    return gc::runOpen(args);
+  if (command == QLatin1String("evidence")) {
+    args.insert(1, command);
+    return gc::runEvidence(args);
+  }
+  std::fprintf(stderr, "guest-console: unknown command '%s'\n%s", qPrintable(command), kUsage);
   return 1;
 }

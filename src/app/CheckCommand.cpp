@@ -1,0 +1,126 @@
+// guest-console check --grant FILE [--json] [--probe-cert]: validates the grant and resolves
+// the binding without consuming anything.
+#include "app/AppPaths.h"
+#include "app/Commands.h"
+#include "grant/GrantLedger.h"
+#include "grant/GrantLoader.h"
+#include "rdp/CertificateProbe.h"
+#include "vm/DomainBinder.h"
+#include "vm/LibvirtConnection.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <cstdio>
+
+namespace gc {
+namespace {
+
+struct CheckResult {
+  QJsonObject fields;
+  std::optional<Failure> failure;
+};
+
+CheckResult check(const QCommandLineParser& parser) {
+  CheckResult result;
+  const Outcome<AppPaths> paths = resolvePaths(parser);
+  if (!paths.ok())
+    return {{}, paths.failure()};
+  const Outcome<GrantPolicy> policy = resolvePolicy(parser);
+  if (!policy.ok())
+    return {{}, policy.failure()};
+  const Outcome<Grant> loaded =
+      GrantLoader::loadFile(parser.value(QStringLiteral("grant")), policy.value(), QDateTime::currentDateTimeUtc());
+  if (!loaded.ok())
+    return {{}, loaded.failure()};
+  const Grant& grant = loaded.value();
+  result.fields = QJsonObject{{QStringLiteral("run"), grant.runId},
+                              {QStringLiteral("task"), grant.taskId},
+                              {QStringLiteral("grant_digest"), QString::fromLatin1(grant.digestHex)}};
+  if (GrantLedger(paths->stateDir).isConsumed(grant.grantId))
+    return {result.fields, Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(grant.grantId)}};
+
+  VmTarget target;
+  target.uri = grant.vm.libvirtUri;
+  target.uuid = grant.vm.uuid;
+  target.name = grant.vm.name;
+  target.hostPort = grant.rdp.port;
+  target.guestPort = grant.rdp.guestPort;
+  const Outcome<VmBinding> binding = DomainBinder::bind(target);
+  if (!binding.ok())
+    return {result.fields, binding.failure()};
+  result.fields.insert(QStringLiteral("vm"), QJsonObject{{QStringLiteral("name"), binding->name},
+                                                         {QStringLiteral("uuid"), binding->uuid}});
+  result.fields.insert(QStringLiteral("port"), binding->hostPort);
+  result.fields.insert(QStringLiteral("rule"), binding->ruleSource);
+  result.fields.insert(QStringLiteral("cert_pin"), !grant.rdp.unpinned);
+
+  if (parser.isSet(QStringLiteral("probe-cert"))) {
+    if (grant.rdp.unpinned)
+      return {result.fields, Failure{Refusal::GuestCertMismatch, QStringLiteral("the grant has no pin to probe")}};
+    QTemporaryDir configDir(paths->runtimeDir + QStringLiteral("/probe-XXXXXX")); // 0700, removed on return
+    if (!configDir.isValid())
+      return {result.fields, Failure{Refusal::Internal, QStringLiteral("cannot create a private probe dir")}};
+    const Outcome<QByteArray> probed =
+        CertificateProbe::probe(grant.rdp.host, grant.rdp.port, grant.rdp.certSha256, 5000, configDir.path());
+    if (!probed.ok())
+      return {result.fields, probed.failure()};
+    result.fields.insert(QStringLiteral("cert_verified"), true);
+  }
+  return result;
+}
+
+} // namespace
+
+int runCheck(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
+  parser.addHelpOption();
+  addGlobalOptions(parser);
+  parser.addOptions({{QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
+                     {QStringLiteral("json"), QStringLiteral("Print one JSON object.")},
+                     {QStringLiteral("probe-cert"), QStringLiteral("Also verify the guest's certificate pin (TLS only, "
+                                                                   "no credentials).")}});
+  parser.process(arguments);
+  if (!parser.isSet(QStringLiteral("grant"))) {
+    std::fputs("guest-console check: --grant FILE is required\n", stderr);
+    return kExitInternal;
+  }
+  LibvirtConnection::initializeLibrary();
+  const CheckResult result = check(parser);
+  const bool json = parser.isSet(QStringLiteral("json"));
+  QJsonObject out = result.fields;
+  out.insert(QStringLiteral("ok"), !result.failure.has_value());
+  if (result.failure) {
+    out.insert(QStringLiteral("code"), refusalName(result.failure->code));
+    out.insert(QStringLiteral("message"), result.failure->message);
+  } else {
+    out.insert(QStringLiteral("code"), QJsonValue::Null);
+    out.insert(QStringLiteral("message"), QStringLiteral("bound"));
+  }
+  if (json) {
+    std::fputs(QJsonDocument(out).toJson(QJsonDocument::Compact).append('\n').constData(), stdout);
+  } else if (result.failure) {
+    std::fprintf(stdout, "refused: %s\n  %s\n", qPrintable(refusalName(result.failure->code)),
+                 qPrintable(result.failure->message));
+  } else {
+    const QJsonObject vm = out.value(QStringLiteral("vm")).toObject();
+    std::fprintf(stdout, "bound: run %s, task %s\n  VM %s (%s)\n  RDP 127.0.0.1:%d via %s, certificate %s\n",
+                 qPrintable(out.value(QStringLiteral("run")).toString()),
+                 qPrintable(out.value(QStringLiteral("task")).toString()),
+                 qPrintable(vm.value(QStringLiteral("name")).toString()),
+                 qPrintable(vm.value(QStringLiteral("uuid")).toString()), out.value(QStringLiteral("port")).toInt(),
+                 qPrintable(out.value(QStringLiteral("rule")).toString()),
+                 out.value(QStringLiteral("cert_verified")).toBool() ? "verified"
+                 : out.value(QStringLiteral("cert_pin")).toBool()    ? "pinned (not probed)"
+                                                                      : "NOT PINNED");
+  }
+  std::fflush(stdout);
+  if (!result.failure)
+    return kExitOk;
+  return result.failure->code == Refusal::Internal ? kExitInternal : kExitRefused;
+}
+
+} // namespace gc

@@ -1,0 +1,72 @@
+// guest-console open --grant FILE: the console. Driven by JSON lines on stdin/stdout
+// (DESIGN.md §2); diagnostics on stderr.
+#include "app/AppPaths.h"
+#include "app/Commands.h"
+#include "console/Console.h"
+#include "session/ControlChannel.h"
+#include "vm/LibvirtConnection.h"
+#include "vm/LibvirtEventLoop.h"
+
+#include <QCoreApplication>
+
+#include <cstdio>
+
+namespace gc {
+
+int runOpen(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Open the one console for a grant."));
+  parser.addHelpOption();
+  addGlobalOptions(parser);
+  parser.addOptions({
+      {QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
+      {QStringLiteral("allow-origin"),
+       QStringLiteral("An exact web origin allowed for the panel besides vscode-webview:// (e.g. code-server's)."),
+       QStringLiteral("origin")},
+      {QStringLiteral("auth-attempts"), QStringLiteral("Credential attempts before closing (default 3)."),
+       QStringLiteral("n"), QStringLiteral("3")},
+  });
+  parser.process(arguments);
+  ControlChannel control(0, 1);
+  auto refuse = [&control](Refusal code, const QString& message) {
+    control.sendError(code, message);
+    return code == Refusal::Internal ? kExitInternal : kExitRefused;
+  };
+  if (!parser.isSet(QStringLiteral("grant")))
+    return refuse(Refusal::Internal, QStringLiteral("--grant FILE is required"));
+  const Outcome<AppPaths> paths = resolvePaths(parser);
+  if (!paths.ok())
+    return refuse(paths.code(), paths.failure().message);
+  const Outcome<GrantPolicy> policy = resolvePolicy(parser);
+  if (!policy.ok())
+    return refuse(policy.code(), policy.failure().message);
+  if (!control.start())
+    return refuse(Refusal::PrivacyViolation, QStringLiteral("cannot lock memory for credentials"));
+
+  ConsoleOptions options;
+  options.grantPath = parser.value(QStringLiteral("grant"));
+  options.policy = policy.value();
+  options.stateDir = paths->stateDir;
+  options.runtimeDir = paths->runtimeDir;
+  options.extraOrigins = parser.values(QStringLiteral("allow-origin"));
+  options.maxAuthAttempts = std::clamp(parser.value(QStringLiteral("auth-attempts")).toInt(), 1, 10);
+
+  LibvirtConnection::initializeLibrary();
+  LibvirtEventLoop events;
+  if (Status started = events.start(); !started.ok())
+    return refuse(started.code(), started.failure().message);
+
+  int exitCode = kExitOk;
+  {
+    Console console(options, &control);
+    QObject::connect(&console, &Console::finished, qApp, [](int code) { QCoreApplication::exit(code); });
+    if (Status opened = console.open(); !opened.ok())
+      exitCode = opened.code() == Refusal::Internal ? kExitInternal : kExitRefused;
+    else
+      exitCode = QCoreApplication::exec();
+  }
+  events.stop();
+  return exitCode;
+}
+
+} // namespace gc

@@ -1,0 +1,402 @@
+#include "console/Console.h"
+
+#include "grant/GrantLedger.h"
+#include "grant/GrantLoader.h"
+#include "rdp/CertificateProbe.h"
+#include "rdp/RdpSession.h"
+#include "session/ControlChannel.h"
+#include "vm/DomainBinder.h"
+#include "vm/DomainWatcher.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QJsonArray>
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+namespace gc {
+
+Q_LOGGING_CATEGORY(lcConsole, "gc.console")
+
+namespace {
+
+// No core file may ever hold a frame, an input event or a credential (DESIGN.md §9).
+void disableCoreDumps() {
+  const struct rlimit none {0, 0};
+  ::setrlimit(RLIMIT_CORE, &none);
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+QJsonObject countsToJson(const QMap<Refusal, quint64>& counts) {
+  QJsonObject o;
+  for (auto it = counts.begin(); it != counts.end(); ++it)
+    o.insert(refusalName(it.key()), qint64(it.value()));
+  return o;
+}
+
+} // namespace
+
+Console::Console(ConsoleOptions options, ControlChannel* control, QObject* parent)
+    : QObject(parent), m_options(std::move(options)), m_control(control), m_gate(&m_phases, &m_sink),
+      m_barrier(&m_phases, &m_gate, m_options.drainDeadline) {
+  m_expiry.setSingleShot(true);
+  m_expiry.setTimerType(Qt::PreciseTimer);
+  connect(&m_expiry, &QTimer::timeout, this, [this] { close(Refusal::Expired); });
+  connect(&m_phases, &PhaseController::phaseChanged, this, &Console::onPhaseChanged);
+  // Teardown runs from the event loop, never inside the barrier or a socket callback.
+  connect(&m_phases, &PhaseController::closed, this, &Console::teardown, Qt::QueuedConnection);
+  connect(&m_gate, &InputGate::deliveryFailed, this,
+          [this](const Failure& f) { close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message); });
+  connect(&m_barrier, &LockBarrier::drained, this, [this](quint64 upto) {
+    if (m_panel)
+      m_panel->sendText(panel::drained(upto));
+    m_control->send(QStringLiteral("drained"), QJsonObject{{QStringLiteral("upto"), qint64(upto)}});
+    record(QStringLiteral("drain"), QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
+                                                {QStringLiteral("upto"), qint64(upto)},
+                                                {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())}});
+  });
+  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32) {
+    if (m_panel)
+      m_panel->sendBinary(packet);
+  });
+  if (m_control) {
+    connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
+    connect(m_control, &ControlChannel::lockRequested, this, [this] { requestLock(QStringLiteral("control")); });
+    connect(m_control, &ControlChannel::closeRequested, this, [this] { close(Refusal::OperatorClose); });
+    connect(m_control, &ControlChannel::panicRequested, this, [this] { close(Refusal::Panic); });
+    connect(m_control, &ControlChannel::parentGone, this, [this] { close(Refusal::ParentGone); });
+  }
+}
+
+Console::~Console() {
+  if (!m_tornDown) {
+    m_phases.close(Refusal::Internal, QStringLiteral("console destroyed"));
+    teardown();
+  }
+}
+
+void Console::useConnectionForTest(LibvirtConnection connection) { m_connection = std::move(connection); }
+
+quint16 Console::panelPort() const { return m_panel ? m_panel->port() : 0; }
+
+void Console::record(const QString& event, const QJsonObject& fields) {
+  if (!m_evidence.isOpen())
+    return;
+  if (Status s = m_evidence.append(event, fields); !s.ok())
+    qCWarning(lcConsole) << "evidence:" << s.failure().toString();
+}
+
+QJsonObject Console::identity() const {
+  return QJsonObject{{QStringLiteral("vm_name"), m_grant.vm.name},
+                     {QStringLiteral("vm_uuid_prefix"), m_grant.vm.uuid.left(8)},
+                     {QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex.left(16))},
+                     {QStringLiteral("cert_fingerprint"), m_grant.certSha256Display().left(23)},
+                     {QStringLiteral("cert_pin"), !m_grant.rdp.unpinned}};
+}
+
+Status Console::fail(const Failure& failure) {
+  qCWarning(lcConsole) << "refused:" << failure.toString();
+  if (m_control)
+    m_control->send(QStringLiteral("error"), QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
+                                                         {QStringLiteral("message"), failure.message}});
+  if (!m_evidence.isOpen() && !m_options.stateDir.isEmpty()) {
+    // A refusal before the run's own log exists still leaves an evidence entry.
+    const QString name = QStringLiteral("refused-%1-%2")
+                             .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMddThhmmsszzz")))
+                             .arg(QCoreApplication::applicationPid());
+    (void)m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")), name);
+  }
+  QJsonObject fields{{QStringLiteral("code"), refusalName(failure.code)}, {QStringLiteral("message"), failure.message}};
+  if (!m_grant.digestHex.isEmpty())
+    fields.insert(QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex));
+  record(QStringLiteral("refused"), fields);
+  const Status removed = m_runDir.remove();
+  record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()}});
+  m_evidence.close();
+  m_tornDown = true;
+  return Status(failure);
+}
+
+Status Console::open() {
+  disableCoreDumps();
+  const QDateTime now = QDateTime::currentDateTimeUtc();
+  Outcome<Grant> grant = GrantLoader::loadFile(m_options.grantPath, m_options.policy, now);
+  if (!grant.ok())
+    return fail(grant.failure());
+  m_grant = std::move(grant).value();
+
+  GrantLedger ledger(m_options.stateDir);
+  if (ledger.isConsumed(m_grant.grantId))
+    return fail(Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(m_grant.grantId)});
+
+  if (!m_connection) {
+    Outcome<LibvirtConnection> connection = LibvirtConnection::openReadOnly(m_grant.vm.libvirtUri);
+    if (!connection.ok())
+      return fail(connection.failure());
+    m_connection = std::move(connection).value();
+  }
+  VmTarget target;
+  target.uri = m_grant.vm.libvirtUri;
+  target.uuid = m_grant.vm.uuid;
+  target.name = m_grant.vm.name;
+  target.hostPort = m_grant.rdp.port;
+  target.guestPort = m_grant.rdp.guestPort;
+  Outcome<VmBinding> binding = DomainBinder::bind(*m_connection, target);
+  if (!binding.ok())
+    return fail(binding.failure());
+  m_binding = binding.value();
+
+  if (Status created = m_runDir.create(m_options.runtimeDir, m_grant.runId, QString::fromLatin1(m_grant.digestHex));
+      !created.ok())
+    return fail(created.failure());
+
+  // The pin is checked before any credential is asked for.
+  if (!m_grant.rdp.unpinned) {
+    const Outcome<QByteArray> probed =
+        CertificateProbe::probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256, m_options.probeTimeoutMs,
+                                m_runDir.freerdpConfigDir());
+    if (!probed.ok())
+      return fail(probed.failure());
+  }
+
+  // From here on the grant is spent, whatever happens next.
+  if (Status consumed = ledger.consume(m_grant); !consumed.ok())
+    return fail(consumed.failure());
+
+  if (Status opened = m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")),
+                                      m_grant.runId + QLatin1Char('-') + m_grant.grantId.left(8));
+      !opened.ok())
+    return fail(opened.failure());
+  record(QStringLiteral("opened"), QJsonObject{{QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex)},
+                                               {QStringLiteral("grant_id"), m_grant.grantId},
+                                               {QStringLiteral("run"), m_grant.runId},
+                                               {QStringLiteral("task"), m_grant.taskId},
+                                               {QStringLiteral("guest"), identity()},
+                                               {QStringLiteral("rule"), m_binding.ruleSource},
+                                               {QStringLiteral("port"), m_binding.hostPort},
+                                               {QStringLiteral("signed"), m_grant.signed_}});
+
+  m_watcher = std::make_unique<DomainWatcher>(*m_connection, m_grant.vm.uuid);
+  connect(m_watcher.get(), &DomainWatcher::domainGone, this,
+          [this](Refusal code, const QString& reason) { close(code, reason); });
+  if (Status watching = m_watcher->start(); !watching.ok())
+    return fail(watching.failure());
+
+  m_expiry.start(int(std::clamp<qint64>(now.msecsTo(m_grant.expiresAt), 0, std::numeric_limits<int>::max())));
+
+  m_capability.resize(32);
+  QRandomGenerator::system()->fillRange(reinterpret_cast<quint32*>(m_capability.data()), 8);
+  PanelPolicy policy;
+  policy.run = m_grant.runId;
+  policy.task = m_grant.taskId;
+  policy.capability = m_capability;
+  policy.panelMetadata = m_grant.panel.metadata;
+  policy.extraOrigins = m_options.extraOrigins;
+  m_panel = std::make_unique<PanelServer>(policy);
+  if (!m_panel->listen())
+    return fail(Failure{Refusal::Internal, QStringLiteral("panel server: %1").arg(m_panel->errorString())});
+  connect(m_panel.get(), &PanelServer::panelAuthorized, this,
+          [this](const panel::Hello& hello) { onPanelAuthorized(hello.clientKind, hello.clientVersion); });
+  connect(m_panel.get(), &PanelServer::panelGone, this,
+          [this] { close(Refusal::OperatorClose, QStringLiteral("the panel closed")); });
+  connect(m_panel.get(), &PanelServer::closeRequested, this,
+          [this] { close(Refusal::OperatorClose, QStringLiteral("closed from the panel")); });
+  connect(m_panel.get(), &PanelServer::lockRequested, this, [this] { requestLock(QStringLiteral("panel")); });
+  connect(m_panel.get(), &PanelServer::keyReceived, this,
+          [this](const panel::Key& k) { onPanelKey(k.seq, k.scancode, k.down); });
+  connect(m_panel.get(), &PanelServer::pointerReceived, this,
+          [this](const panel::Pointer& p) { onPanelPointer(p.seq, p.x, p.y, p.buttons, p.wheel); });
+  connect(m_panel.get(), &PanelServer::frameAcked, &m_pipeline, &FramePipeline::acknowledge);
+
+  m_control->send(QStringLiteral("ready"),
+                  QJsonObject{{QStringLiteral("run"), m_grant.runId},
+                              {QStringLiteral("task"), m_grant.taskId},
+                              {QStringLiteral("vm"), m_grant.vm.name},
+                              {QStringLiteral("identity"), identity()},
+                              {QStringLiteral("panel"),
+                               QJsonObject{{QStringLiteral("port"), m_panel->port()},
+                                           {QStringLiteral("capability"), QString::fromLatin1(m_capability.toHex())}}}});
+  requestCredentials();
+  return success();
+}
+
+void Console::requestCredentials() {
+  ++m_authAttempt;
+  m_awaitingCredentials = true;
+  m_control->send(QStringLiteral("credentials_required"),
+                  QJsonObject{{QStringLiteral("username"), m_grant.panel.metadata.value(QStringLiteral("username"))},
+                              {QStringLiteral("domain"), m_grant.panel.metadata.value(QStringLiteral("domain"))},
+                              {QStringLiteral("attempt"), m_authAttempt},
+                              {QStringLiteral("max_attempts"), m_options.maxAuthAttempts}});
+}
+
+void Console::onCredentials(Credentials& credentials) {
+  if (!m_awaitingCredentials || m_phases.isClosed()) {
+    credentials.wipe();
+    m_control->sendError(Refusal::PhaseWrong, QStringLiteral("no credentials were asked for"));
+    return;
+  }
+  m_awaitingCredentials = false;
+  RdpConfig config;
+  config.host = m_grant.rdp.host;
+  config.port = m_grant.rdp.port;
+  config.pinSha256 = m_grant.rdp.certSha256;
+  config.unpinned = m_grant.rdp.unpinned;
+  config.configDir = m_runDir.freerdpConfigDir();
+  config.connectTimeoutMs = m_options.connectTimeoutMs;
+  m_rdp = std::make_unique<RdpSession>();
+  connect(m_rdp.get(), &RdpSession::connected, this, &Console::onRdpConnected);
+  connect(m_rdp.get(), &RdpSession::failed, this, &Console::onRdpFailed);
+  connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) { close(f.code, f.message); });
+  connect(m_rdp.get(), &RdpSession::frameUpdated, this,
+          [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
+  connect(m_rdp.get(), &RdpSession::desktopResized, this, [this](QSize size) { m_gate.setDesktopSize(size); });
+  record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
+  m_rdp->start(config, std::move(credentials));
+  credentials.wipe(); // whatever was not moved
+}
+
+void Console::onRdpFailed(const Failure& failure) {
+  record(QStringLiteral("connect_failed"), QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
+                                                       {QStringLiteral("attempt"), m_authAttempt}});
+  // The failed session is finished; free it from the event loop, not inside its signal.
+  if (m_rdp)
+    m_rdp.release()->deleteLater();
+  if (failure.code == Refusal::AuthFailed && m_authAttempt < m_options.maxAuthAttempts) {
+    m_control->sendError(Refusal::AuthFailed, failure.message);
+    requestCredentials();
+    return;
+  }
+  close(failure.code == Refusal::AuthFailed ? Refusal::AuthExhausted : failure.code, failure.message);
+}
+
+void Console::onRdpConnected(QSize desktop) {
+  m_connected = true;
+  m_sink.setSession(m_rdp.get());
+  m_gate.setDesktopSize(desktop);
+  record(QStringLiteral("connected"),
+         QJsonObject{{QStringLiteral("width"), desktop.width()}, {QStringLiteral("height"), desktop.height()}});
+  m_control->send(QStringLiteral("phase"), QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},
+                                                       {QStringLiteral("reason"), QStringLiteral("guest connected")}});
+  sendWelcome();
+  emit rdpConnected();
+}
+
+void Console::onFrame(const QImage& frame, const QList<QRect>& dirty) {
+  m_frame = frame;
+  if (m_panelReady)
+    m_pipeline.submit(frame, dirty);
+}
+
+void Console::onPanelAuthorized(const QString& clientKind, const QString& clientVersion) {
+  m_panelReady = true;
+  record(QStringLiteral("panel"), QJsonObject{{QStringLiteral("client_kind"), clientKind.left(64)},
+                                              {QStringLiteral("client_version"), clientVersion.left(64)}});
+  sendWelcome();
+}
+
+void Console::sendWelcome() {
+  if (!m_panelReady || !m_connected || !m_panel)
+    return;
+  m_panel->sendText(panel::welcome(m_grant.runId, m_grant.taskId, m_grant.vm.name, identity(),
+                                   phaseName(m_phases.phase()), m_frame.width(), m_frame.height()));
+  m_pipeline.reset();
+  if (!m_frame.isNull())
+    m_pipeline.submit(m_frame, {m_frame.rect()});
+}
+
+void Console::onPanelKey(quint64 seq, quint16 scancode, bool down) { submitInput(InputEvent::key(seq, scancode, down)); }
+
+void Console::onPanelPointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
+  submitInput(InputEvent::pointer(seq, x, y, buttons, wheel));
+}
+
+void Console::submitInput(const InputEvent& event) {
+  if (!m_connected && !m_phases.isClosed()) {
+    if (m_panel)
+      m_panel->sendText(panel::inputRefused(event.seq, Refusal::PhaseWrong));
+    return;
+  }
+  const Outcome<quint64> result = m_gate.submit(event);
+  if (!m_panel)
+    return;
+  m_panel->sendText(result.ok() ? panel::inputAck(result.value()) : panel::inputRefused(event.seq, result.code()));
+}
+
+void Console::requestLock(const QString& by) {
+  if (!m_connected) {
+    m_control->sendError(Refusal::PhaseWrong, QStringLiteral("the guest is not connected yet"));
+    return;
+  }
+  record(QStringLiteral("lock_requested"), QJsonObject{{QStringLiteral("by"), by},
+                                                       {QStringLiteral("queued"), m_gate.queued()},
+                                                       {QStringLiteral("input"), inputCounts()}});
+  const Status locked = m_barrier.requestLock(by);
+  if (!locked.ok()) {
+    if (m_phases.isClosed())
+      record(QStringLiteral("drain"), QJsonObject{{QStringLiteral("result"), refusalName(locked.code())}});
+    else
+      m_control->sendError(locked.code(), locked.failure().message);
+  }
+}
+
+void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {
+  record(QStringLiteral("phase"), QJsonObject{{QStringLiteral("from"), phaseName(from)},
+                                              {QStringLiteral("to"), phaseName(to)},
+                                              {QStringLiteral("reason"), reason}});
+  if (m_panel)
+    m_panel->sendText(panel::phase(phaseName(to), reason));
+  m_control->send(QStringLiteral("phase"),
+                  QJsonObject{{QStringLiteral("phase"), phaseName(to)}, {QStringLiteral("reason"), reason}});
+}
+
+QJsonObject Console::inputCounts() const {
+  return QJsonObject{{QStringLiteral("accepted"), qint64(m_gate.acceptedCount())},
+                     {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())},
+                     {QStringLiteral("refused"), countsToJson(m_gate.refusedCounts())}};
+}
+
+void Console::close(Refusal code, const QString& message) {
+  if (m_phases.isClosed())
+    return;
+  qCInfo(lcConsole) << "closing:" << refusalName(code) << message;
+  m_phases.close(code, message);
+}
+
+void Console::teardown() {
+  if (m_tornDown)
+    return;
+  m_tornDown = true;
+  const Failure reason = m_phases.closeReason();
+  m_expiry.stop();
+  m_gate.wipe();
+  m_sink.setSession(nullptr);
+  if (m_rdp)
+    m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
+  m_pipeline.wipe();
+  m_frame = QImage();
+  if (m_panel) {
+    m_panel->closePanel(refusalName(reason.code));
+    record(QStringLiteral("panel_refusals"), countsToJson(m_panel->refusals()));
+  }
+  m_watcher.reset();
+  record(QStringLiteral("input_counts"), inputCounts());
+  const Status removed = m_runDir.remove();
+  record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()},
+                                                {QStringLiteral("buffers_wiped"), true}});
+  record(QStringLiteral("closed"),
+         QJsonObject{{QStringLiteral("code"), refusalName(reason.code)}, {QStringLiteral("message"), reason.message}});
+  m_control->send(QStringLiteral("closed"), QJsonObject{{QStringLiteral("reason"), refusalName(reason.code)},
+                                                        {QStringLiteral("message"), reason.message},
+                                                        {QStringLiteral("evidence_head"),
+                                                         QString::fromLatin1(m_evidence.headHash())}});
+  m_evidence.close();
+  m_connection.reset();
+  emit finished(m_exitCode);
+}
+
+} // namespace gc

@@ -1,0 +1,116 @@
+// One console for one grant (DESIGN.md §1–§10): validates the grant, binds the exact VM,
+// pins the guest's certificate, asks for credentials, connects over RDP, serves the one
+// panel, runs the phases and the lock barrier, and tears everything down on every close
+// path. Lives on the main thread and owns every part; the parts only talk through it.
+//
+// Lifetime: open() → (credentials) → SETUP … → CLOSED → finished(exitCode). Nothing is
+// reused: a new grant means a new process.
+#pragma once
+
+#include "audit/EvidenceLog.h"
+#include "bridge/frames/FramePipeline.h"
+#include "bridge/panel/PanelServer.h"
+#include "common/Outcome.h"
+#include "console/ConsoleOptions.h"
+#include "console/RdpInputSink.h"
+#include "grant/Grant.h"
+#include "privacy/Credentials.h"
+#include "privacy/RunDirectory.h"
+#include "session/InputGate.h"
+#include "session/LockBarrier.h"
+#include "session/PhaseController.h"
+#include "vm/LibvirtConnection.h"
+#include "vm/VmBinding.h"
+
+#include <QImage>
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+#include <optional>
+
+namespace gc {
+
+class ControlChannel;
+class DomainWatcher;
+class RdpSession;
+
+class Console : public QObject {
+  Q_OBJECT
+public:
+  Console(ConsoleOptions options, ControlChannel* control, QObject* parent = nullptr);
+  ~Console() override;
+
+  // Tests only: use this (e.g. read-write test-driver) connection instead of opening a
+  // read-only one, so the test can destroy the domain the console watches.
+  void useConnectionForTest(LibvirtConnection connection);
+
+  // Everything up to "ready" and the first credentials request. A refusal has been
+  // reported on the control channel and in the evidence (when it could be opened), and
+  // nothing stays open.
+  Status open();
+
+  PhaseController* phases() { return &m_phases; }
+  InputGate* gate() { return &m_gate; }
+  LockBarrier* barrier() { return &m_barrier; }
+  const Grant& grant() const { return m_grant; }
+  QImage currentFrame() const { return m_frame; }
+  QString runDirectory() const { return m_runDir.path(); }
+  EvidenceLog* evidence() { return &m_evidence; }
+  InputSink* actionSink() { return &m_sink; }
+  quint16 panelPort() const;
+
+  // Any close cause ends here. Idempotent: the first reason wins.
+  void close(Refusal code, const QString& message = {});
+
+signals:
+  // After teardown: exit code for the process (0 = closed normally).
+  void finished(int exitCode);
+  void rdpConnected();
+
+private:
+  Status fail(const Failure& failure);
+  void requestCredentials();
+  void onCredentials(Credentials& credentials);
+  void onRdpConnected(QSize desktop);
+  void onRdpFailed(const Failure& failure);
+  void onFrame(const QImage& frame, const QList<QRect>& dirty);
+  void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
+  void sendWelcome();
+  void onPanelKey(quint64 seq, quint16 scancode, bool down);
+  void onPanelPointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel);
+  void submitInput(const InputEvent& event);
+  void requestLock(const QString& by);
+  void onPhaseChanged(Phase from, Phase to, const QString& reason);
+  void teardown();
+  QJsonObject identity() const;
+  QJsonObject inputCounts() const;
+  void record(const QString& event, const QJsonObject& fields = {});
+
+  ConsoleOptions m_options;
+  ControlChannel* m_control;
+  Grant m_grant;
+  VmBinding m_binding;
+  std::optional<LibvirtConnection> m_connection;
+  std::unique_ptr<DomainWatcher> m_watcher;
+  RunDirectory m_runDir;
+  EvidenceLog m_evidence;
+  PhaseController m_phases;
+  RdpInputSink m_sink;
+  InputGate m_gate;
+  LockBarrier m_barrier;
+  std::unique_ptr<RdpSession> m_rdp;
+  std::unique_ptr<PanelServer> m_panel;
+  FramePipeline m_pipeline;
+  QTimer m_expiry;
+  QImage m_frame;
+  QByteArray m_capability;
+  int m_authAttempt = 0;
+  bool m_awaitingCredentials = false;
+  bool m_connected = false;
+  bool m_panelReady = false;
+  bool m_tornDown = false;
+  int m_exitCode = 0;
+};
+
+} // namespace gc

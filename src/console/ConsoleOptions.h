@@ -1,0 +1,25 @@
+// What `guest-console open` is told on its command line (never a secret). A value type.
+#pragma once
+
+#include "grant/GrantPolicy.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <chrono>
+
+namespace gc {
+
+struct ConsoleOptions {
+  QString grantPath;
+  GrantPolicy policy;
+  QString stateDir;   // evidence and the consumed-grants ledger
+  QString runtimeDir; // the run's private directory lives below it
+  QStringList extraOrigins;
+  int maxAuthAttempts = 3;
+  std::chrono::milliseconds drainDeadline{2000};
+  int connectTimeoutMs = 10000;
+  int probeTimeoutMs = 5000;
+};
+
+} // namespace gc
