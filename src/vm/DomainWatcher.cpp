@@ -16,9 +16,10 @@
 
 namespace gc {
 
-// Shared between the watcher and libvirt's callback registrations: libvirt may call back on
+// Shared between the watcher and libvirt's lifecycle registration: libvirt may call back on
 // its loop thread until a deregistration completes, and frees its copy (freeRelayRef) only
 // afterwards, so the watcher detaches here before it dies instead of relying on ordering.
+// The close-callback registration does not share it (see DomainWatcher::start).
 class DomainWatcherRelay {
 public:
   std::mutex mutex;
@@ -38,7 +39,7 @@ public:
 
 namespace {
 
-// Each libvirt registration owns one reference to the relay, released by libvirt (freeRelayRef).
+// The lifecycle registration owns one reference to the relay, released by libvirt (freeRelayRef).
 using RelayRef = std::shared_ptr<DomainWatcherRelay>;
 
 void* newRelayRef(const RelayRef& relay) {
@@ -96,10 +97,12 @@ int onLifecycle(virConnectPtr, virDomainPtr, int event, int detail, void* opaque
   return 0;
 }
 
+// opaque: the watcher's relay itself, not an owned reference (see DomainWatcher::start).
 void onConnectionClosed(virConnectPtr, int reason, void* opaque) {
   static const char* const reasons[] = {"error", "end of file", "keepalive timeout", "client closed it"};
   const char* what = reason >= 0 && reason < int(std::size(reasons)) ? reasons[reason] : "unknown";
-  relayOf(opaque).post(QStringLiteral("the libvirt connection closed (%1)").arg(QLatin1String(what)));
+  static_cast<DomainWatcherRelay*>(opaque)->post(
+      QStringLiteral("the libvirt connection closed (%1)").arg(QLatin1String(what)));
 }
 
 } // namespace
@@ -151,11 +154,16 @@ Status DomainWatcher::start(std::chrono::milliseconds pollInterval, Sources sour
                          LibvirtConnection::lastError()};
     }
     // Not every driver reports closing (the test driver never closes); the poll covers it.
-    void* closeRef = newRelayRef(m_relay);
-    if (virConnectRegisterCloseCallback(m_conn, onConnectionClosed, closeRef, freeRelayRef) == 0) {
+    // No free callback here, unlike above: libvirt (libvirt-host.c) hands the registration to
+    // the driver only if the driver implements close callbacks (remote, vz) and otherwise
+    // returns 0 and drops it, so a free callback would never run for the test driver (and
+    // an owned reference would leak). The relay stays ours, kept alive by m_relay, and is
+    // safe to release after unsubscribe(): a driver that keeps the registration calls back
+    // under the same lock virConnectUnregisterCloseCallback takes (datatypes.c), so no call
+    // is running or can follow once that returns.
+    if (virConnectRegisterCloseCallback(m_conn, onConnectionClosed, m_relay.get(), nullptr) == 0) {
       m_closeCallback = true;
     } else {
-      freeRelayRef(closeRef);
       qCDebug(lcVm).noquote() << "no close callback on this connection:" << LibvirtConnection::lastError();
     }
   }

@@ -64,6 +64,7 @@ private:
   _virConnect* m_conn = nullptr;
   _virDomain* m_domain = nullptr;
   QString m_uuid;
+  // Shared with the lifecycle registration; the close callback borrows it until unsubscribe().
   std::shared_ptr<DomainWatcherRelay> m_relay;
   int m_lifecycleCallback = -1;
   bool m_closeCallback = false;
