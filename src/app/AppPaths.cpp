@@ -11,8 +11,10 @@ namespace gc {
 
 void addGlobalOptions(QCommandLineParser& parser) {
   parser.addOptions({
-      {QStringLiteral("state-dir"), QStringLiteral("Evidence and the consumed-grants ledger."), QStringLiteral("dir")},
-      {QStringLiteral("runtime-dir"), QStringLiteral("Root of the private run directories."), QStringLiteral("dir")},
+      {QStringLiteral("state-dir"), QStringLiteral("Evidence and the consumed-grants ledger."),
+       QStringLiteral("dir")},
+      {QStringLiteral("runtime-dir"), QStringLiteral("Root of the private run directories."),
+       QStringLiteral("dir")},
       {QStringLiteral("issuer-key"), QStringLiteral("Ed25519 public key (PEM): grants must be signed by it."),
        QStringLiteral("file")},
       {QStringLiteral("max-grant-lifetime"), QStringLiteral("Longest accepted grant lifetime (e.g. 8h)."),
@@ -59,8 +61,9 @@ Outcome<AppPaths> resolvePaths(const QCommandLineParser& parser) {
   struct stat st {};
   if (::lstat(QFile::encodeName(paths.runtimeDir).constData(), &st) != 0 || !S_ISDIR(st.st_mode) ||
       st.st_uid != ::geteuid() || (st.st_mode & 0077) != 0)
-    return Failure{Refusal::PrivacyViolation,
-                   QStringLiteral("runtime dir %1 must be a directory of ours with mode 0700").arg(paths.runtimeDir)};
+    return Failure{
+        Refusal::PrivacyViolation,
+        QStringLiteral("runtime dir %1 must be a directory of ours with mode 0700").arg(paths.runtimeDir)};
   return paths;
 }
 
@@ -72,7 +75,8 @@ Outcome<GrantPolicy> resolvePolicy(const QCommandLineParser& parser) {
       continue;
     const auto value = parseDuration(parser.value(name));
     if (!value || value->count() == 0)
-      return Failure{Refusal::Internal, QStringLiteral("--%1: expected a duration like 90s, 15m or 8h").arg(name)};
+      return Failure{Refusal::Internal,
+                     QStringLiteral("--%1: expected a duration like 90s, 15m or 8h").arg(name)};
     *field = *value;
   }
   if (parser.isSet(QStringLiteral("issuer-key"))) {

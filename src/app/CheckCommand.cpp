@@ -31,8 +31,8 @@ CheckResult check(const QCommandLineParser& parser) {
   const Outcome<GrantPolicy> policy = resolvePolicy(parser);
   if (!policy.ok())
     return {{}, policy.failure()};
-  const Outcome<Grant> loaded =
-      GrantLoader::loadFile(parser.value(QStringLiteral("grant")), policy.value(), QDateTime::currentDateTimeUtc());
+  const Outcome<Grant> loaded = GrantLoader::loadFile(parser.value(QStringLiteral("grant")), policy.value(),
+                                                      QDateTime::currentDateTimeUtc());
   if (!loaded.ok())
     return {{}, loaded.failure()};
   const Grant& grant = loaded.value();
@@ -40,7 +40,8 @@ CheckResult check(const QCommandLineParser& parser) {
                               {QStringLiteral("task"), grant.taskId},
                               {QStringLiteral("grant_digest"), QString::fromLatin1(grant.digestHex)}};
   if (GrantLedger(paths->stateDir).isConsumed(grant.grantId))
-    return {result.fields, Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(grant.grantId)}};
+    return {result.fields,
+            Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(grant.grantId)}};
 
   VmTarget target;
   target.uri = grant.vm.libvirtUri;
@@ -59,7 +60,8 @@ CheckResult check(const QCommandLineParser& parser) {
 
   if (parser.isSet(QStringLiteral("probe-cert"))) {
     if (grant.rdp.unpinned)
-      return {result.fields, Failure{Refusal::GuestCertMismatch, QStringLiteral("the grant has no pin to probe")}};
+      return {result.fields,
+              Failure{Refusal::GuestCertMismatch, QStringLiteral("the grant has no pin to probe")}};
     QTemporaryDir configDir(paths->runtimeDir + QStringLiteral("/probe-XXXXXX")); // 0700, removed on return
     if (!configDir.isValid())
       return {result.fields, Failure{Refusal::Internal, QStringLiteral("cannot create a private probe dir")}};
@@ -76,13 +78,15 @@ CheckResult check(const QCommandLineParser& parser) {
 
 int runCheck(const QStringList& arguments) {
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
+  parser.setApplicationDescription(
+      QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
   parser.addHelpOption();
   addGlobalOptions(parser);
-  parser.addOptions({{QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
-                     {QStringLiteral("json"), QStringLiteral("Print one JSON object.")},
-                     {QStringLiteral("probe-cert"), QStringLiteral("Also verify the guest's certificate pin (TLS only, "
-                                                                   "no credentials).")}});
+  parser.addOptions(
+      {{QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
+       {QStringLiteral("json"), QStringLiteral("Print one JSON object.")},
+       {QStringLiteral("probe-cert"), QStringLiteral("Also verify the guest's certificate pin (TLS only, "
+                                                     "no credentials).")}});
   parser.process(arguments);
   if (!parser.isSet(QStringLiteral("grant"))) {
     std::fputs("guest-console check: --grant FILE is required\n", stderr);
@@ -111,11 +115,12 @@ int runCheck(const QStringList& arguments) {
                  qPrintable(out.value(QStringLiteral("run")).toString()),
                  qPrintable(out.value(QStringLiteral("task")).toString()),
                  qPrintable(vm.value(QStringLiteral("name")).toString()),
-                 qPrintable(vm.value(QStringLiteral("uuid")).toString()), out.value(QStringLiteral("port")).toInt(),
+                 qPrintable(vm.value(QStringLiteral("uuid")).toString()),
+                 out.value(QStringLiteral("port")).toInt(),
                  qPrintable(out.value(QStringLiteral("rule")).toString()),
                  out.value(QStringLiteral("cert_verified")).toBool() ? "verified"
                  : out.value(QStringLiteral("cert_pin")).toBool()    ? "pinned (not probed)"
-                                                                      : "NOT PINNED");
+                                                                     : "NOT PINNED");
   }
   std::fflush(stdout);
   if (!result.failure)

@@ -12,7 +12,8 @@ int runEvidence(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Evidence logs."));
   parser.addHelpOption();
-  parser.addPositionalArgument(QStringLiteral("verify"), QStringLiteral("verify FILE: check the hash chain."));
+  parser.addPositionalArgument(QStringLiteral("verify"),
+                               QStringLiteral("verify FILE: check the hash chain."));
   parser.process(arguments);
   const QStringList args = parser.positionalArguments();
   if (args.size() != 3 || args.at(1) != QLatin1String("verify")) {

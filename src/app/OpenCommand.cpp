@@ -21,7 +21,8 @@ int runOpen(const QStringList& arguments) {
   parser.addOptions({
       {QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
       {QStringLiteral("allow-origin"),
-       QStringLiteral("An exact web origin allowed for the panel besides vscode-webview:// (e.g. code-server's)."),
+       QStringLiteral(
+           "An exact web origin allowed for the panel besides vscode-webview:// (e.g. code-server's)."),
        QStringLiteral("origin")},
       {QStringLiteral("auth-attempts"), QStringLiteral("Credential attempts before closing (default 3)."),
        QStringLiteral("n"), QStringLiteral("3")},

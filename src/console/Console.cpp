@@ -26,7 +26,7 @@ namespace {
 
 // No core file may ever hold a frame, an input event or a credential (DESIGN.md §9).
 void disableCoreDumps() {
-  const struct rlimit none {0, 0};
+  const struct rlimit none { 0, 0 };
   ::setrlimit(RLIMIT_CORE, &none);
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
@@ -49,15 +49,17 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
   connect(&m_phases, &PhaseController::phaseChanged, this, &Console::onPhaseChanged);
   // Teardown runs from the event loop, never inside the barrier or a socket callback.
   connect(&m_phases, &PhaseController::closed, this, &Console::teardown, Qt::QueuedConnection);
-  connect(&m_gate, &InputGate::deliveryFailed, this,
-          [this](const Failure& f) { close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message); });
+  connect(&m_gate, &InputGate::deliveryFailed, this, [this](const Failure& f) {
+    close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message);
+  });
   connect(&m_barrier, &LockBarrier::drained, this, [this](quint64 upto) {
     if (m_panel)
       m_panel->sendText(panel::drained(upto));
     m_control->send(QStringLiteral("drained"), QJsonObject{{QStringLiteral("upto"), qint64(upto)}});
-    record(QStringLiteral("drain"), QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
-                                                {QStringLiteral("upto"), qint64(upto)},
-                                                {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())}});
+    record(QStringLiteral("drain"),
+           QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
+                       {QStringLiteral("upto"), qint64(upto)},
+                       {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())}});
   });
   connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32) {
     if (m_panel)
@@ -65,7 +67,8 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
   });
   if (m_control) {
     connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
-    connect(m_control, &ControlChannel::lockRequested, this, [this] { requestLock(QStringLiteral("control")); });
+    connect(m_control, &ControlChannel::lockRequested, this,
+            [this] { requestLock(QStringLiteral("control")); });
     connect(m_control, &ControlChannel::closeRequested, this, [this] { close(Refusal::OperatorClose); });
     connect(m_control, &ControlChannel::panicRequested, this, [this] { close(Refusal::Panic); });
     connect(m_control, &ControlChannel::parentGone, this, [this] { close(Refusal::ParentGone); });
@@ -79,9 +82,13 @@ Console::~Console() {
   }
 }
 
-void Console::useConnectionForTest(LibvirtConnection connection) { m_connection = std::move(connection); }
+void Console::useConnectionForTest(LibvirtConnection connection) {
+  m_connection = std::move(connection);
+}
 
-quint16 Console::panelPort() const { return m_panel ? m_panel->port() : 0; }
+quint16 Console::panelPort() const {
+  return m_panel ? m_panel->port() : 0;
+}
 
 void Console::record(const QString& event, const QJsonObject& fields) {
   if (!m_evidence.isOpen())
@@ -105,12 +112,14 @@ Status Console::fail(const Failure& failure) {
                                                          {QStringLiteral("message"), failure.message}});
   if (!m_evidence.isOpen() && !m_options.stateDir.isEmpty()) {
     // A refusal before the run's own log exists still leaves an evidence entry.
-    const QString name = QStringLiteral("refused-%1-%2")
-                             .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMddThhmmsszzz")))
-                             .arg(QCoreApplication::applicationPid());
+    const QString name =
+        QStringLiteral("refused-%1-%2")
+            .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMddThhmmsszzz")))
+            .arg(QCoreApplication::applicationPid());
     (void)m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")), name);
   }
-  QJsonObject fields{{QStringLiteral("code"), refusalName(failure.code)}, {QStringLiteral("message"), failure.message}};
+  QJsonObject fields{{QStringLiteral("code"), refusalName(failure.code)},
+                     {QStringLiteral("message"), failure.message}};
   if (!m_grant.digestHex.isEmpty())
     fields.insert(QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex));
   record(QStringLiteral("refused"), fields);
@@ -131,7 +140,8 @@ Status Console::open() {
 
   GrantLedger ledger(m_options.stateDir);
   if (ledger.isConsumed(m_grant.grantId))
-    return fail(Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(m_grant.grantId)});
+    return fail(
+        Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(m_grant.grantId)});
 
   if (!m_connection) {
     Outcome<LibvirtConnection> connection = LibvirtConnection::openReadOnly(m_grant.vm.libvirtUri);
@@ -150,15 +160,16 @@ Status Console::open() {
     return fail(binding.failure());
   m_binding = binding.value();
 
-  if (Status created = m_runDir.create(m_options.runtimeDir, m_grant.runId, QString::fromLatin1(m_grant.digestHex));
+  if (Status created =
+          m_runDir.create(m_options.runtimeDir, m_grant.runId, QString::fromLatin1(m_grant.digestHex));
       !created.ok())
     return fail(created.failure());
 
   // The pin is checked before any credential is asked for.
   if (!m_grant.rdp.unpinned) {
     const Outcome<QByteArray> probed =
-        CertificateProbe::probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256, m_options.probeTimeoutMs,
-                                m_runDir.freerdpConfigDir());
+        CertificateProbe::probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256,
+                                m_options.probeTimeoutMs, m_runDir.freerdpConfigDir());
     if (!probed.ok())
       return fail(probed.failure());
   }
@@ -171,14 +182,15 @@ Status Console::open() {
                                       m_grant.runId + QLatin1Char('-') + m_grant.grantId.left(8));
       !opened.ok())
     return fail(opened.failure());
-  record(QStringLiteral("opened"), QJsonObject{{QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex)},
-                                               {QStringLiteral("grant_id"), m_grant.grantId},
-                                               {QStringLiteral("run"), m_grant.runId},
-                                               {QStringLiteral("task"), m_grant.taskId},
-                                               {QStringLiteral("guest"), identity()},
-                                               {QStringLiteral("rule"), m_binding.ruleSource},
-                                               {QStringLiteral("port"), m_binding.hostPort},
-                                               {QStringLiteral("signed"), m_grant.signed_}});
+  record(QStringLiteral("opened"),
+         QJsonObject{{QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex)},
+                     {QStringLiteral("grant_id"), m_grant.grantId},
+                     {QStringLiteral("run"), m_grant.runId},
+                     {QStringLiteral("task"), m_grant.taskId},
+                     {QStringLiteral("guest"), identity()},
+                     {QStringLiteral("rule"), m_binding.ruleSource},
+                     {QStringLiteral("port"), m_binding.hostPort},
+                     {QStringLiteral("signed"), m_grant.signed_}});
 
   m_watcher = std::make_unique<DomainWatcher>(*m_connection, m_grant.vm.uuid);
   connect(m_watcher.get(), &DomainWatcher::domainGone, this,
@@ -212,14 +224,15 @@ Status Console::open() {
           [this](const panel::Pointer& p) { onPanelPointer(p.seq, p.x, p.y, p.buttons, p.wheel); });
   connect(m_panel.get(), &PanelServer::frameAcked, &m_pipeline, &FramePipeline::acknowledge);
 
-  m_control->send(QStringLiteral("ready"),
-                  QJsonObject{{QStringLiteral("run"), m_grant.runId},
-                              {QStringLiteral("task"), m_grant.taskId},
-                              {QStringLiteral("vm"), m_grant.vm.name},
-                              {QStringLiteral("identity"), identity()},
-                              {QStringLiteral("panel"),
-                               QJsonObject{{QStringLiteral("port"), m_panel->port()},
-                                           {QStringLiteral("capability"), QString::fromLatin1(m_capability.toHex())}}}});
+  m_control->send(
+      QStringLiteral("ready"),
+      QJsonObject{{QStringLiteral("run"), m_grant.runId},
+                  {QStringLiteral("task"), m_grant.taskId},
+                  {QStringLiteral("vm"), m_grant.vm.name},
+                  {QStringLiteral("identity"), identity()},
+                  {QStringLiteral("panel"),
+                   QJsonObject{{QStringLiteral("port"), m_panel->port()},
+                               {QStringLiteral("capability"), QString::fromLatin1(m_capability.toHex())}}}});
   requestCredentials();
   return success();
 }
@@ -227,11 +240,12 @@ Status Console::open() {
 void Console::requestCredentials() {
   ++m_authAttempt;
   m_awaitingCredentials = true;
-  m_control->send(QStringLiteral("credentials_required"),
-                  QJsonObject{{QStringLiteral("username"), m_grant.panel.metadata.value(QStringLiteral("username"))},
-                              {QStringLiteral("domain"), m_grant.panel.metadata.value(QStringLiteral("domain"))},
-                              {QStringLiteral("attempt"), m_authAttempt},
-                              {QStringLiteral("max_attempts"), m_options.maxAuthAttempts}});
+  m_control->send(
+      QStringLiteral("credentials_required"),
+      QJsonObject{{QStringLiteral("username"), m_grant.panel.metadata.value(QStringLiteral("username"))},
+                  {QStringLiteral("domain"), m_grant.panel.metadata.value(QStringLiteral("domain"))},
+                  {QStringLiteral("attempt"), m_authAttempt},
+                  {QStringLiteral("max_attempts"), m_options.maxAuthAttempts}});
 }
 
 void Console::onCredentials(Credentials& credentials) {
@@ -254,7 +268,8 @@ void Console::onCredentials(Credentials& credentials) {
   connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) { close(f.code, f.message); });
   connect(m_rdp.get(), &RdpSession::frameUpdated, this,
           [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
-  connect(m_rdp.get(), &RdpSession::desktopResized, this, [this](QSize size) { m_gate.setDesktopSize(size); });
+  connect(m_rdp.get(), &RdpSession::desktopResized, this,
+          [this](QSize size) { m_gate.setDesktopSize(size); });
   record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
   m_rdp->start(config, std::move(credentials));
   credentials.wipe(); // whatever was not moved
@@ -278,10 +293,11 @@ void Console::onRdpConnected(QSize desktop) {
   m_connected = true;
   m_sink.setSession(m_rdp.get());
   m_gate.setDesktopSize(desktop);
-  record(QStringLiteral("connected"),
-         QJsonObject{{QStringLiteral("width"), desktop.width()}, {QStringLiteral("height"), desktop.height()}});
-  m_control->send(QStringLiteral("phase"), QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},
-                                                       {QStringLiteral("reason"), QStringLiteral("guest connected")}});
+  record(QStringLiteral("connected"), QJsonObject{{QStringLiteral("width"), desktop.width()},
+                                                  {QStringLiteral("height"), desktop.height()}});
+  m_control->send(QStringLiteral("phase"),
+                  QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},
+                              {QStringLiteral("reason"), QStringLiteral("guest connected")}});
   sendWelcome();
   emit rdpConnected();
 }
@@ -309,7 +325,9 @@ void Console::sendWelcome() {
     m_pipeline.submit(m_frame, {m_frame.rect()});
 }
 
-void Console::onPanelKey(quint64 seq, quint16 scancode, bool down) { submitInput(InputEvent::key(seq, scancode, down)); }
+void Console::onPanelKey(quint64 seq, quint16 scancode, bool down) {
+  submitInput(InputEvent::key(seq, scancode, down));
+}
 
 void Console::onPanelPointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
   submitInput(InputEvent::pointer(seq, x, y, buttons, wheel));
@@ -324,7 +342,8 @@ void Console::submitInput(const InputEvent& event) {
   const Outcome<quint64> result = m_gate.submit(event);
   if (!m_panel)
     return;
-  m_panel->sendText(result.ok() ? panel::inputAck(result.value()) : panel::inputRefused(event.seq, result.code()));
+  m_panel->sendText(result.ok() ? panel::inputAck(result.value())
+                                : panel::inputRefused(event.seq, result.code()));
 }
 
 void Console::requestLock(const QString& by) {
@@ -388,12 +407,12 @@ void Console::teardown() {
   const Status removed = m_runDir.remove();
   record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()},
                                                 {QStringLiteral("buffers_wiped"), true}});
-  record(QStringLiteral("closed"),
-         QJsonObject{{QStringLiteral("code"), refusalName(reason.code)}, {QStringLiteral("message"), reason.message}});
-  m_control->send(QStringLiteral("closed"), QJsonObject{{QStringLiteral("reason"), refusalName(reason.code)},
-                                                        {QStringLiteral("message"), reason.message},
-                                                        {QStringLiteral("evidence_head"),
-                                                         QString::fromLatin1(m_evidence.headHash())}});
+  record(QStringLiteral("closed"), QJsonObject{{QStringLiteral("code"), refusalName(reason.code)},
+                                               {QStringLiteral("message"), reason.message}});
+  m_control->send(QStringLiteral("closed"),
+                  QJsonObject{{QStringLiteral("reason"), refusalName(reason.code)},
+                              {QStringLiteral("message"), reason.message},
+                              {QStringLiteral("evidence_head"), QString::fromLatin1(m_evidence.headHash())}});
   m_evidence.close();
   m_connection.reset();
   emit finished(m_exitCode);

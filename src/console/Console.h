@@ -44,6 +44,7 @@ public:
   // Tests only: use this (e.g. read-write test-driver) connection instead of opening a
   // read-only one, so the test can destroy the domain the console watches.
   void useConnectionForTest(LibvirtConnection connection);
+  const LibvirtConnection* connectionForTest() const { return m_connection ? &*m_connection : nullptr; }
 
   // Everything up to "ready" and the first credentials request. A refusal has been
   // reported on the control channel and in the evidence (when it could be opened), and

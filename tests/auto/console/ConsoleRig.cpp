@@ -1,0 +1,212 @@
+#include "ConsoleRig.h"
+
+#include "vm/LibvirtConnection.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QSocketNotifier>
+#include <QTest>
+#include <QUuid>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace gc;
+
+ConsoleRig::ConsoleRig(GrantSpec s) : spec(std::move(s)) {
+  ::chmod(QFile::encodeName(dir.path()).constData(), 0700);
+  uuid = QUuid::createUuid().toString(QUuid::WithoutBraces);
+  runId = QStringLiteral("run-%1").arg(QUuid::createUuid().toString(QUuid::Id128).left(12));
+  int toConsole[2], fromConsole[2];
+  if (::pipe2(toConsole, O_CLOEXEC) == 0 && ::pipe2(fromConsole, O_CLOEXEC | O_NONBLOCK) == 0) {
+    m_consoleRead = toConsole[0];
+    m_parentWrite = toConsole[1];
+    m_parentRead = fromConsole[0];
+    m_consoleWrite = fromConsole[1];
+  }
+  QObject::connect(&panel, &QWebSocket::textMessageReceived, [this](const QString& m) {
+    panelReceived.append(QJsonDocument::fromJson(m.toUtf8()).object());
+  });
+  QObject::connect(&panel, &QWebSocket::binaryMessageReceived, [this](const QByteArray& packet) {
+    ++framesReceived;
+    quint32 id = 0;
+    std::memcpy(&id, packet.constData() + 4, 4);
+    panel.sendTextMessage(QStringLiteral("{\"type\":\"frame_ack\",\"frame\":%1}").arg(id));
+  });
+}
+
+ConsoleRig::~ConsoleRig() {
+  console.reset();
+  control.reset();
+  if (events)
+    events->stop();
+  for (int fd : {m_parentWrite, m_parentRead, m_consoleRead, m_consoleWrite})
+    if (fd >= 0)
+      ::close(fd);
+}
+
+bool ConsoleRig::startGuest(const QStringList& extraArgs) {
+  return guest.start(
+      QStringList{QStringLiteral("--port"), QStringLiteral("0")} + extraArgs, QStringLiteral("op"),
+      spec.password == QLatin1String("wrong") ? QStringLiteral("throwaway-pw") : spec.password);
+}
+
+QString ConsoleRig::writeGrant() {
+  const QString xml =
+      QStringLiteral("<node><domain type='test'><name>demo-vm</name><uuid>%1</uuid><memory>1024</memory>"
+                     "<os><type>hvm</type></os><devices><interface type='user'><portForward proto='tcp' "
+                     "address='127.0.0.1'><range start='%2' to='3389'/></portForward></interface></devices>"
+                     "</domain></node>")
+          .arg(uuid)
+          .arg(guest.port());
+  QFile node(dir.filePath(QStringLiteral("node.xml")));
+  if (!node.open(QIODevice::WriteOnly) || node.write(xml.toUtf8()) < 0)
+    return {};
+  node.close();
+  const QDateTime now = QDateTime::currentDateTimeUtc();
+  const QJsonObject grant{
+      {QStringLiteral("version"), 1},
+      {QStringLiteral("grant_id"), QUuid::createUuid().toString(QUuid::WithoutBraces)},
+      {QStringLiteral("run_id"), runId},
+      {QStringLiteral("task_id"), QStringLiteral("task-1")},
+      {QStringLiteral("issued_at"),
+       now.addSecs(std::min(-1, spec.lifetimeSeconds - 10)).toString(Qt::ISODate)},
+      {QStringLiteral("expires_at"), now.addSecs(spec.lifetimeSeconds).toString(Qt::ISODate)},
+      {QStringLiteral("vm"),
+       QJsonObject{{QStringLiteral("uuid"), uuid},
+                   {QStringLiteral("name"), QStringLiteral("demo-vm")},
+                   {QStringLiteral("libvirt_uri"), QStringLiteral("test://") + node.fileName()}}},
+      {QStringLiteral("rdp"),
+       QJsonObject{{QStringLiteral("host"), QStringLiteral("127.0.0.1")},
+                   {QStringLiteral("port"), guest.port()},
+                   {QStringLiteral("guest_port"), 3389},
+                   {QStringLiteral("cert_sha256"), spec.pin.isEmpty() ? guest.sha256() : spec.pin}}},
+      {QStringLiteral("panel"), QJsonObject{{QStringLiteral("title"), QStringLiteral("Console test")},
+                                            {QStringLiteral("username"), QStringLiteral("op")}}},
+      {QStringLiteral("mcp"), QJsonObject{{QStringLiteral("server"), QStringLiteral("guest-console")},
+                                          {QStringLiteral("tool"), QStringLiteral("perform_action")}}}};
+  grantPath = dir.filePath(QStringLiteral("grant.json"));
+  QFile f(grantPath);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    return {};
+  f.write(QJsonDocument(grant).toJson(QJsonDocument::Compact));
+  return grantPath;
+}
+
+gc::Status ConsoleRig::openConsole() {
+  events = std::make_unique<LibvirtEventLoop>();
+  if (Status s = events->start(); !s.ok())
+    return s;
+  control = std::make_unique<ControlChannel>(m_consoleRead, m_consoleWrite);
+  if (!control->start())
+    return Status(Refusal::PrivacyViolation, QStringLiteral("control channel"));
+  ConsoleOptions options;
+  options.grantPath = grantPath;
+  options.stateDir = dir.filePath(QStringLiteral("state"));
+  options.runtimeDir = dir.path();
+  options.connectTimeoutMs = 15000;
+  console = std::make_unique<Console>(options, control.get());
+  QObject::connect(console.get(), &Console::finished, [this] { finished = true; });
+  if (spec.readWriteLibvirt) {
+    Outcome<LibvirtConnection> rw = LibvirtConnection::openReadWrite(
+        QStringLiteral("test://") + dir.filePath(QStringLiteral("node.xml")));
+    if (!rw.ok())
+      return Status(rw.failure());
+    console->useConnectionForTest(std::move(rw).value());
+  }
+  // The pipe is drained whenever the event loop runs.
+  auto* notifier = new QSocketNotifier(m_parentRead, QSocketNotifier::Read, console.get());
+  QObject::connect(notifier, &QSocketNotifier::activated, [this] { readControl(); });
+  return console->open();
+}
+
+void ConsoleRig::readControl() {
+  char buf[4096];
+  for (ssize_t n; (n = ::read(m_parentRead, buf, sizeof buf)) > 0;)
+    m_pending.append(buf, n);
+  for (qsizetype nl; (nl = m_pending.indexOf('\n')) >= 0;) {
+    m_control.append(QJsonDocument::fromJson(m_pending.left(nl)).object());
+    m_pending.remove(0, nl + 1);
+  }
+}
+
+void ConsoleRig::sendControl(const QByteArray& line) {
+  const QByteArray bytes = line + '\n';
+  QCOMPARE(::write(m_parentWrite, bytes.constData(), size_t(bytes.size())), bytes.size());
+}
+
+void ConsoleRig::closeControlInput() {
+  ::close(m_parentWrite);
+  m_parentWrite = -1;
+}
+
+QList<QJsonObject> ConsoleRig::controlEvents(const QString& name) const {
+  QList<QJsonObject> out;
+  for (const auto& o : m_control)
+    if (o.value(QStringLiteral("event")).toString() == name)
+      out.append(o);
+  return out;
+}
+
+bool ConsoleRig::waitControl(const QString& name, int count, int timeoutMs) {
+  QDeadlineTimer deadline(timeoutMs);
+  while (controlEvents(name).size() < count && !deadline.hasExpired()) {
+    readControl();
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  }
+  return controlEvents(name).size() >= count;
+}
+
+bool ConsoleRig::waitPhase(const QString& phase, int timeoutMs) {
+  QDeadlineTimer deadline(timeoutMs);
+  auto seen = [&] {
+    for (const auto& o : controlEvents(QStringLiteral("phase")))
+      if (o.value(QStringLiteral("phase")).toString() == phase)
+        return true;
+    return false;
+  };
+  while (!seen() && !deadline.hasExpired()) {
+    readControl();
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  }
+  return seen();
+}
+
+bool ConsoleRig::connectGuest() {
+  if (!waitControl(QStringLiteral("credentials_required")))
+    return false;
+  sendControl(QByteArrayLiteral("{\"cmd\":\"credentials\",\"username\":\"op\",\"password\":\"") +
+              spec.password.toUtf8() + QByteArrayLiteral("\",\"domain\":\"\"}"));
+  QSignalSpy connected(console.get(), &Console::rdpConnected);
+  return connected.wait(20000);
+}
+
+bool ConsoleRig::connectPanel() {
+  const QJsonObject ready = controlEvents(QStringLiteral("ready")).value(0);
+  const QJsonObject p = ready.value(QStringLiteral("panel")).toObject();
+  QSignalSpy opened(&panel, &QWebSocket::connected);
+  panel.open(QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(p.value(QStringLiteral("port")).toInt())));
+  if (!opened.wait(5000))
+    return false;
+  panel.sendTextMessage(
+      QStringLiteral("{\"type\":\"hello\",\"run\":\"%1\",\"task\":\"task-1\",\"capability\":\"%2\","
+                     "\"client\":{\"kind\":\"test\",\"version\":\"1\"}}")
+          .arg(runId, p.value(QStringLiteral("capability")).toString()));
+  QDeadlineTimer deadline(10000);
+  while (panelMessages(QStringLiteral("welcome")).isEmpty() && !deadline.hasExpired())
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  return !panelMessages(QStringLiteral("welcome")).isEmpty();
+}
+
+QList<QJsonObject> ConsoleRig::panelMessages(const QString& type) const {
+  QList<QJsonObject> out;
+  for (const auto& o : panelReceived)
+    if (o.value(QStringLiteral("type")).toString() == type)
+      out.append(o);
+  return out;
+}

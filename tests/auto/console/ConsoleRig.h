@@ -1,0 +1,63 @@
+#pragma once
+// A console under test, in-process: a real test guest (FreeRDP server), a libvirt
+// test-driver node file naming it, a fresh grant, the console's control channel on pipes,
+// and a real WebSocket panel. Thread: the test thread.
+
+#include "../testguest/GuestProcess.h"
+#include "console/Console.h"
+#include "session/ControlChannel.h"
+#include "vm/LibvirtEventLoop.h"
+
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QWebSocket>
+
+#include <memory>
+
+struct GrantSpec {
+  int lifetimeSeconds = 600;
+  QString pin; // empty: the guest's
+  bool readWriteLibvirt = false;
+  QString password = QStringLiteral("throwaway-pw");
+};
+
+class ConsoleRig {
+public:
+  explicit ConsoleRig(GrantSpec spec = {});
+  ~ConsoleRig();
+
+  bool startGuest(const QStringList& extraArgs = {});
+  QString writeGrant();
+  gc::Status openConsole();
+  // Control channel, parent side.
+  void sendControl(const QByteArray& line);
+  void closeControlInput(); // the parent goes away: stdin EOF
+  QList<QJsonObject> controlEvents(const QString& name) const;
+  bool waitControl(const QString& name, int count = 1, int timeoutMs = 15000);
+  bool waitPhase(const QString& phase, int timeoutMs = 15000);
+  // Logs in with the spec's password and waits for the guest session.
+  bool connectGuest();
+  // A panel that said the right hello and got its welcome.
+  bool connectPanel();
+  QList<QJsonObject> panelMessages(const QString& type) const;
+
+  GrantSpec spec;
+  QTemporaryDir dir;
+  GuestProcess guest;
+  QString uuid;
+  QString runId;
+  QString grantPath;
+  std::unique_ptr<gc::LibvirtEventLoop> events;
+  std::unique_ptr<gc::ControlChannel> control;
+  std::unique_ptr<gc::Console> console;
+  QWebSocket panel;
+  QList<QJsonObject> panelReceived;
+  int framesReceived = 0;
+  bool finished = false;
+
+private:
+  void readControl();
+  int m_parentWrite = -1, m_parentRead = -1, m_consoleRead = -1, m_consoleWrite = -1;
+  QByteArray m_pending;
+  QList<QJsonObject> m_control;
+};

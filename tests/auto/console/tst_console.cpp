@@ -1,0 +1,394 @@
+// The console end to end, in-process, against the real test guest over RDP and a libvirt
+// test-driver domain: opening, the lock barrier, and every close cause.
+#include "ConsoleRig.h"
+#include "audit/EvidenceLog.h"
+#include "console/RdpInputSink.h"
+#include "rdp/RdpSession.h"
+#include "session/InputGate.h"
+#include "session/LockBarrier.h"
+#include "vm/testsupport/DomainControl.h"
+
+#include <QDirIterator>
+#include <QElapsedTimer>
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+
+using namespace gc;
+
+namespace {
+
+const QByteArray kSentinelPassword = QByteArrayLiteral("S3ntinel-pw-4c1d");
+
+QStringList g_log;
+void captureLog(QtMsgType, const QMessageLogContext&, const QString& msg) {
+  g_log << msg;
+}
+
+// Every file below `root` whose bytes contain `needle`.
+QStringList filesContaining(const QString& root, const QByteArray& needle) {
+  QStringList hits;
+  QDirIterator it(root, QDir::Files | QDir::Hidden | QDir::System, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    QFile f(it.next());
+    if (f.open(QIODevice::ReadOnly) && f.readAll().contains(needle))
+      hits << f.fileName();
+  }
+  return hits;
+}
+
+QString evidenceFile(const ConsoleRig& rig) {
+  QDirIterator it(rig.dir.filePath(QStringLiteral("state/evidence")), {QStringLiteral("*.jsonl")});
+  return it.hasNext() ? it.next() : QString();
+}
+
+QList<QJsonObject> guestInputs(GuestProcess& guest) {
+  QList<QJsonObject> out;
+  for (const auto& e : guest.events(QStringLiteral("input")))
+    out.append(e);
+  return out;
+}
+
+} // namespace
+
+class tst_Console : public QObject {
+  Q_OBJECT
+private slots:
+  void opensBindsAndReachesSetup() {
+    ConsoleRig rig(GrantSpec{600, {}, false, QString::fromLatin1(kSentinelPassword)});
+    QVERIFY(rig.startGuest({QStringLiteral("--marker"), QStringLiteral("0x600dcafe")}));
+    QVERIFY(!rig.writeGrant().isEmpty());
+    g_log.clear();
+    auto previous = qInstallMessageHandler(captureLog);
+    const Status opened = rig.openConsole();
+    QVERIFY2(opened.ok(), qPrintable(opened.ok() ? QString() : opened.failure().toString()));
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
+    const QJsonObject welcome = rig.panelMessages(QStringLiteral("welcome")).value(0);
+    QCOMPARE(welcome.value(QStringLiteral("phase")).toString(), QStringLiteral("SETUP"));
+    QCOMPARE(welcome.value(QStringLiteral("width")).toInt(), 1024);
+    QCOMPARE(welcome.value(QStringLiteral("vm")).toString(), QStringLiteral("demo-vm"));
+    // The run directory exists while open and holds only the binding and FreeRDP's empty dir.
+    const QString runDir = rig.console->runDirectory();
+    QVERIFY(QFileInfo(runDir).isDir());
+    QCOMPARE(QDir(runDir).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
+             (QStringList{QStringLiteral("binding.json"), QStringLiteral("freerdp")}));
+    QVERIFY(QDir(runDir + QStringLiteral("/freerdp")).isEmpty());
+
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    QVERIFY(rig.waitControl(QStringLiteral("closed")));
+    qInstallMessageHandler(previous);
+    QVERIFY(!QFileInfo::exists(runDir));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("OPERATOR_CLOSE"));
+    // Nothing private anywhere: not in diagnostics, state (evidence, ledger) or the run dir.
+    QVERIFY(!g_log.join(QLatin1Char('\n')).toUtf8().contains(kSentinelPassword));
+    QCOMPARE(filesContaining(rig.dir.path(), kSentinelPassword), QStringList());
+    const auto v = EvidenceLog::verifyFile(evidenceFile(rig));
+    QVERIFY2(v.ok, qPrintable(v.error));
+    QCOMPARE(v.head, rig.controlEvents(QStringLiteral("closed"))
+                         .value(0)
+                         .value(QStringLiteral("evidence_head"))
+                         .toString()
+                         .toLatin1());
+  }
+
+  // Events accepted before the lock reach the guest, in order; those after are refused with
+  // PHASE_LOCKED and never reach it.
+  void drainsAcceptedEventsBeforeCapture() {
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    const int before = guestInputs(rig.guest).size();
+    quint64 seq = 0;
+    for (int i = 0; i < 40; ++i)
+      rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":%1,\"scancode\":%2,\"down\":%3}")
+                                    .arg(++seq)
+                                    .arg(0x10 + i / 2)
+                                    .arg(i % 2 ? QStringLiteral("false") : QStringLiteral("true")));
+    rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"lock\"}"));
+    for (int i = 0; i < 20; ++i)
+      rig.panel.sendTextMessage(
+          QStringLiteral("{\"type\":\"key\",\"seq\":%1,\"scancode\":57,\"down\":true}").arg(++seq));
+    QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING")));
+    QTRY_COMPARE_WITH_TIMEOUT(rig.panelMessages(QStringLiteral("input_refused")).size(), 20, 5000);
+    for (const auto& r : rig.panelMessages(QStringLiteral("input_refused")))
+      QCOMPARE(r.value(QStringLiteral("code")).toString(), QStringLiteral("PHASE_LOCKED"));
+    const QJsonObject drained = rig.panelMessages(QStringLiteral("drained")).value(0);
+    QCOMPARE(drained.value(QStringLiteral("upto")).toInt(), 40);
+    // Close: once the guest saw the client go, nothing more can arrive.
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("client_disconnected")));
+    const QList<QJsonObject> inputs = guestInputs(rig.guest).mid(before);
+    QCOMPARE(inputs.size(), 40);
+    for (int i = 0; i < 40; ++i) {
+      QCOMPARE(inputs[i].value(QStringLiteral("code")).toInt(), 0x10 + i / 2);
+      QCOMPARE(bool(inputs[i].value(QStringLiteral("flags")).toInt() & 0x8000), bool(i % 2)); // release flag
+    }
+  }
+
+  // 1,000 lock barriers over one real RDP session: fresh phases/gate/barrier per round,
+  // a second thread injecting at random points, and the capture start marked on the same
+  // RDP stream (a pointer event at a coordinate unique to the round). The guest's arrival
+  // log must be exactly: round 1's accepted events, marker 1, round 2's, marker 2, …
+  void barrierStressAgainstRealGuest() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0")}, QStringLiteral("op"),
+                        QStringLiteral("throwaway-pw")));
+    QTemporaryDir config;
+    RdpSession session;
+    RdpConfig cfg;
+    cfg.host = QStringLiteral("127.0.0.1");
+    cfg.port = guest.port();
+    cfg.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
+    cfg.configDir = config.path();
+    Credentials creds;
+    creds.username = SecureBuffer::copyOf("op").value();
+    creds.password = SecureBuffer::copyOf("throwaway-pw").value();
+    QSignalSpy connected(&session, &RdpSession::connected);
+    session.start(cfg, std::move(creds));
+    QVERIFY(connected.wait(20000));
+    QVERIFY(guest.waitForEvent(QStringLiteral("activated")));
+    const int before = guest.events(QStringLiteral("input")).size();
+
+    const int rounds = 1000;
+    QLoggingCategory::setFilterRules(QStringLiteral("gc.phase.info=false"));
+    QList<QList<int>> acceptedPerRound;
+    int markerFailures = 0;
+    quint64 refusedLocked = 0;
+    RdpInputSink sink;
+    sink.setSession(&session);
+    for (int round = 0; round < rounds; ++round) {
+      PhaseController phases;
+      InputGateLimits limits;
+      limits.burst = 1e6;
+      limits.capacity = 100000;
+      InputGate gate(&phases, &sink, limits);
+      gate.setDesktopSize(QSize(1024, 768));
+      LockBarrier barrier(&phases, &gate);
+      QObject::connect(&barrier, &LockBarrier::captureStarted, [&] {
+        // The capture-start marker, on the same ordered stream as every drained event.
+        if (!session.sendPointer(quint16(round % 1000), 700, 0, 0).ok())
+          ++markerFailures;
+      });
+      QList<int> accepted;
+      quint64 locked = 0;
+      std::atomic<bool> done{false};
+      const int total = 5 + int(QRandomGenerator::global()->bounded(25));
+      const int lockAt = 1 + int(QRandomGenerator::global()->bounded(total));
+      QThread* injector = QThread::create([&] {
+        for (int i = 1; i <= total; ++i) {
+          if (i == lockAt)
+            QMetaObject::invokeMethod(
+                &gate, [&] { (void)barrier.requestLock(QStringLiteral("stress")); }, Qt::QueuedConnection);
+          QMetaObject::invokeMethod(
+              &gate,
+              [&, i] {
+                // scancode identifies the event within the round; down/up alternate.
+                const auto r = gate.submit(InputEvent::key(quint64(i), quint16(0x02 + i), i % 2));
+                if (r.ok())
+                  accepted.append(i);
+                else if (r.code() == Refusal::PhaseLocked)
+                  ++locked;
+              },
+              Qt::QueuedConnection);
+          if (QRandomGenerator::global()->bounded(3) == 0)
+            QThread::yieldCurrentThread();
+        }
+        done = true;
+      });
+      injector->start();
+      QTRY_VERIFY_WITH_TIMEOUT(done && accepted.size() + int(locked) == total, 10000);
+      injector->wait();
+      delete injector;
+      QCOMPARE(phases.phase(), Phase::Capturing);
+      acceptedPerRound.append(accepted);
+      refusedLocked += locked;
+    }
+    QLoggingCategory::setFilterRules(QString());
+    QCOMPARE(markerFailures, 0);
+    // Wait until the guest has reported the last round's marker.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          const auto in = guest.events(QStringLiteral("input"));
+          return !in.isEmpty() &&
+                 in.last().value(QStringLiteral("kind")).toString() != QLatin1String("key") &&
+                 in.last().value(QStringLiteral("x")).toInt() == (rounds - 1) % 1000 &&
+                 in.last().value(QStringLiteral("y")).toInt() == 700;
+        }(),
+        60000);
+    const QList<QJsonObject> inputs = guest.events(QStringLiteral("input")).mid(before);
+    int pos = 0, violations = 0;
+    quint64 accepted = 0;
+    for (int round = 0; round < rounds; ++round) {
+      for (int i : acceptedPerRound[round]) {
+        const QJsonObject e = inputs.value(pos++);
+        if (e.value(QStringLiteral("kind")).toString() != QLatin1String("key") ||
+            e.value(QStringLiteral("code")).toInt() != 0x02 + i)
+          ++violations;
+        ++accepted;
+      }
+      const QJsonObject marker = inputs.value(pos++);
+      if (marker.value(QStringLiteral("kind")).toString() == QLatin1String("key") ||
+          marker.value(QStringLiteral("x")).toInt() != round % 1000 ||
+          marker.value(QStringLiteral("y")).toInt() != 700)
+        ++violations;
+    }
+    QCOMPARE(pos, inputs.size()); // nothing else ever arrived
+    qInfo("real-guest barrier stress: %d lock transitions, %llu events drained before their capture marker, "
+          "%llu refused PHASE_LOCKED, %d violations",
+          rounds, accepted, refusedLocked, violations);
+    QCOMPARE(violations, 0);
+    session.abort();
+  }
+
+  void closeCauses_data() {
+    QTest::addColumn<QString>("cause");
+    QTest::addColumn<QString>("code");
+    QTest::newRow("panic") << "panic"
+                           << "PANIC";
+    QTest::newRow("close") << "close"
+                           << "OPERATOR_CLOSE";
+    QTest::newRow("panel close") << "panel-close"
+                                 << "OPERATOR_CLOSE";
+    QTest::newRow("panel gone") << "panel-gone"
+                                << "OPERATOR_CLOSE";
+    QTest::newRow("stdin EOF") << "eof"
+                               << "PARENT_GONE";
+    QTest::newRow("VM destroyed") << "destroy"
+                                  << "VM_GONE";
+    QTest::newRow("VM paused") << "suspend"
+                               << "VM_GONE";
+    QTest::newRow("guest killed") << "kill-guest"
+                                  << "RDP_LOST";
+    QTest::newRow("expiry in SETUP") << "expire"
+                                     << "EXPIRED";
+  }
+  void closeCauses() {
+    QFETCH(QString, cause);
+    QFETCH(QString, code);
+    GrantSpec spec;
+    spec.readWriteLibvirt = cause == QLatin1String("destroy") || cause == QLatin1String("suspend");
+    if (cause == QLatin1String("expire"))
+      spec.lifetimeSeconds = 4;
+    ConsoleRig rig(spec);
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    const QString runDir = rig.console->runDirectory();
+    QElapsedTimer t;
+    t.start();
+    if (cause == QLatin1String("panic"))
+      rig.sendControl("{\"cmd\":\"panic\"}");
+    else if (cause == QLatin1String("close"))
+      rig.sendControl("{\"cmd\":\"close\"}");
+    else if (cause == QLatin1String("panel-close"))
+      rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"close\"}"));
+    else if (cause == QLatin1String("panel-gone"))
+      rig.panel.abort();
+    else if (cause == QLatin1String("eof"))
+      rig.closeControlInput();
+    else if (cause == QLatin1String("destroy"))
+      QVERIFY(DomainControl(*rig.console->connectionForTest()).destroy(rig.uuid).ok());
+    else if (cause == QLatin1String("suspend"))
+      QVERIFY(DomainControl(*rig.console->connectionForTest()).suspend(rig.uuid).ok());
+    else if (cause == QLatin1String("kill-guest"))
+      rig.guest.process().kill();
+    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), cause == QLatin1String("expire") ? 10000 : 3000));
+    const qint64 ms = t.elapsed();
+    QTRY_VERIFY(rig.finished);
+    QVERIFY(rig.waitControl(QStringLiteral("closed")));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             code);
+    QVERIFY(!QFileInfo::exists(runDir));
+    if (!rig.panelMessages(QStringLiteral("bye")).isEmpty())
+      QCOMPARE(rig.panelMessages(QStringLiteral("bye")).value(0).value(QStringLiteral("reason")).toString(),
+               code);
+    const auto v = EvidenceLog::verifyFile(evidenceFile(rig));
+    QVERIFY2(v.ok, qPrintable(v.error));
+    qInfo("%s -> CLOSED(%s) in %lld ms", qPrintable(cause), qPrintable(code), ms);
+  }
+
+  void refusesAtOpen_data() {
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<QString>("code");
+    QTest::newRow("wrong pin") << "pin"
+                               << "GUEST_CERT_MISMATCH";
+    QTest::newRow("replayed grant") << "replay"
+                                    << "GRANT_REUSED";
+    QTest::newRow("expired grant") << "expired"
+                                   << "GRANT_EXPIRED";
+  }
+  void refusesAtOpen() {
+    QFETCH(QString, what);
+    QFETCH(QString, code);
+    GrantSpec spec;
+    if (what == QLatin1String("pin"))
+      spec.pin = QString(64, QLatin1Char('a'));
+    if (what == QLatin1String("expired"))
+      spec.lifetimeSeconds = -1;
+    ConsoleRig rig(spec);
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    if (what == QLatin1String("replay")) {
+      // Same grant, same state dir: the first open consumes it.
+      QVERIFY(rig.openConsole().ok());
+      rig.sendControl("{\"cmd\":\"close\"}");
+      QTRY_VERIFY(rig.finished);
+      rig.console.reset();
+      rig.control.reset();
+      rig.events.reset();
+    }
+    const Status opened = rig.openConsole();
+    QVERIFY(!opened.ok());
+    QCOMPARE(refusalName(opened.code()), code);
+    QVERIFY(rig.waitControl(QStringLiteral("error")));
+    QCOMPARE(rig.controlEvents(QStringLiteral("error")).last().value(QStringLiteral("code")).toString(),
+             code);
+    QVERIFY(rig.controlEvents(QStringLiteral("ready")).size() <= (what == QLatin1String("replay") ? 1 : 0));
+    if (what == QLatin1String("pin")) // the probe saw a certificate and stopped: no credential exchange
+      QCOMPARE(rig.guest.events(QStringLiteral("activated")).size(), 0);
+    // The refusal left an evidence entry and no run directory.
+    QDirIterator it(rig.dir.filePath(QStringLiteral("state/evidence")), {QStringLiteral("*.jsonl")});
+    bool recorded = false;
+    while (it.hasNext()) {
+      QFile f(it.next());
+      recorded = recorded || (f.open(QIODevice::ReadOnly) && f.readAll().contains(code.toLatin1()));
+    }
+    QVERIFY(recorded);
+    QVERIFY(QDir(rig.dir.filePath(QStringLiteral("guest-console/runs"))).isEmpty());
+  }
+
+  void closesAfterTooManyWrongPasswords() {
+    GrantSpec spec;
+    spec.password = QStringLiteral("wrong");
+    ConsoleRig rig(spec);
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      QVERIFY(rig.waitControl(QStringLiteral("credentials_required"), attempt, 20000));
+      rig.sendControl("{\"cmd\":\"credentials\",\"username\":\"op\",\"password\":\"wrong\"}");
+    }
+    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 30000));
+    QVERIFY(rig.waitControl(QStringLiteral("closed")));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("AUTH_EXHAUSTED"));
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_Console)
+#include "tst_console.moc"
