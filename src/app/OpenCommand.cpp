@@ -4,6 +4,7 @@
 #include "app/Commands.h"
 #include "console/Console.h"
 #include "session/ControlChannel.h"
+#include "session/TtyCredentialPrompt.h"
 #include "vm/LibvirtConnection.h"
 #include "vm/LibvirtEventLoop.h"
 
@@ -24,6 +25,11 @@ int runOpen(const QStringList& arguments) {
        QStringLiteral(
            "An exact web origin allowed for the panel besides vscode-webview:// (e.g. code-server's)."),
        QStringLiteral("origin")},
+      {QStringLiteral("credentials"),
+       QStringLiteral(
+           "Where credentials come from: 'stdin' (a JSON line from the parent; default) or 'tty' (asked "
+           "on the terminal, echo off)."),
+       QStringLiteral("source"), QStringLiteral("stdin")},
       {QStringLiteral("auth-attempts"), QStringLiteral("Credential attempts before closing (default 3)."),
        QStringLiteral("n"), QStringLiteral("3")},
   });
@@ -33,6 +39,9 @@ int runOpen(const QStringList& arguments) {
     control.sendError(code, message);
     return code == Refusal::Internal ? kExitInternal : kExitRefused;
   };
+  const QString credentialSource = parser.value(QStringLiteral("credentials"));
+  if (credentialSource != QLatin1String("stdin") && credentialSource != QLatin1String("tty"))
+    return refuse(Refusal::Internal, QStringLiteral("--credentials must be stdin or tty"));
   if (!parser.isSet(QStringLiteral("grant")))
     return refuse(Refusal::Internal, QStringLiteral("--grant FILE is required"));
   const Outcome<AppPaths> paths = resolvePaths(parser);
@@ -61,6 +70,20 @@ int runOpen(const QStringList& arguments) {
   {
     Console console(options, &control);
     QObject::connect(&console, &Console::finished, qApp, [](int code) { QCoreApplication::exit(code); });
+    if (credentialSource == QLatin1String("tty")) {
+      // Asked from the event loop, after "credentials_required" went out.
+      QObject::connect(
+          &console, &Console::credentialsRequired, &console,
+          [&console](const QString& user, const QString& domain, int attempt) {
+            Outcome<Credentials> creds = TtyCredentialPrompt::ask(user, domain, attempt);
+            if (!creds.ok()) {
+              console.close(Refusal::AuthCancelled, creds.failure().message);
+              return;
+            }
+            console.provideCredentials(creds.value());
+          },
+          Qt::QueuedConnection);
+    }
     if (Status opened = console.open(); !opened.ok())
       exitCode = opened.code() == Refusal::Internal ? kExitInternal : kExitRefused;
     else

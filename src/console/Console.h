@@ -61,6 +61,9 @@ public:
   InputSink* actionSink() { return &m_sink; }
   quint16 panelPort() const;
 
+  // Credentials from any source (control channel, terminal prompt); moved in and wiped.
+  void provideCredentials(Credentials& credentials) { onCredentials(credentials); }
+
   // Any close cause ends here. Idempotent: the first reason wins.
   void close(Refusal code, const QString& message = {});
 
@@ -68,6 +71,8 @@ signals:
   // After teardown: exit code for the process (0 = closed normally).
   void finished(int exitCode);
   void rdpConnected();
+  // Also sent as "credentials_required" on the control channel.
+  void credentialsRequired(const QString& username, const QString& domain, int attempt);
 
 private:
   Status fail(const Failure& failure);
