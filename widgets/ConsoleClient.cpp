@@ -259,6 +259,7 @@ void ConsoleClient::finish(const QString& reason) {
   m_closeReason = reason;
   m_phase = QStringLiteral("CLOSED");
   m_packets.clear();
+  m_front = QImage(); // nothing of the guest is kept after the close
   wipeCapability();
   if (m_socket.state() != QAbstractSocket::UnconnectedState)
     m_socket.close(QWebSocketProtocol::CloseCodeNormal);
