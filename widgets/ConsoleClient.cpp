@@ -210,6 +210,12 @@ void ConsoleClient::requestClose() {
 void ConsoleClient::onBinary(const QByteArray& packet) {
   if (m_closed)
     return;
+  // A console honours flow control (at most kMaxUnackedFrames unacknowledged); one that does
+  // not would grow this queue without bound.
+  if (m_packets.size() >= 2 * panel::kMaxUnackedFrames) {
+    finish(QStringLiteral("PROTOCOL_MALFORMED: console sent frames beyond flow control"));
+    return;
+  }
   m_packets.enqueue(packet);
   decodeNext();
 }
