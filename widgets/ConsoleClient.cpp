@@ -1,0 +1,276 @@
+#include "widgets/ConsoleClient.h"
+
+#include "bridge/panel/PanelMessage.h"
+#include "widgets/FrameUpdate.h"
+
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QUrl>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cstdlib>
+
+namespace gc {
+
+Q_LOGGING_CATEGORY(lcViewer, "gc.viewer")
+
+namespace {
+
+// A full 8192x8192 PNG frame stays below this; anything larger is not a frame we sent.
+constexpr qint64 kMaxBinaryMessageBytes = 256 * 1024 * 1024;
+
+void wipe(QByteArray& bytes) {
+  bytes.fill('\0');
+  bytes.clear();
+}
+
+ConsoleClient::Decoded decode(const QByteArray& packet, const QImage& previous) {
+  ConsoleClient::Decoded result;
+  const Outcome<viewer::FrameUpdate> update = viewer::FrameUpdate::parse(packet);
+  if (!update.ok()) {
+    result.error = update.failure().message;
+    return result;
+  }
+  result.parsed = true;
+  result.frameId = update->frameId();
+  Outcome<QImage> frame = update->apply(previous);
+  if (frame.ok())
+    result.frame = std::move(frame).value();
+  else
+    result.error = frame.failure().message;
+  return result;
+}
+
+} // namespace
+
+ConsoleClient::ConsoleClient(QObject* parent)
+    : QObject(parent), m_socket(QString(), QWebSocketProtocol::VersionLatest) {
+  m_socket.setMaxAllowedIncomingMessageSize(kMaxBinaryMessageBytes);
+  m_socket.setMaxAllowedIncomingFrameSize(kMaxBinaryMessageBytes);
+  connect(&m_socket, &QWebSocket::connected, this, &ConsoleClient::onConnected);
+  connect(&m_socket, &QWebSocket::textMessageReceived, this, &ConsoleClient::onText);
+  connect(&m_socket, &QWebSocket::binaryMessageReceived, this, &ConsoleClient::onBinary);
+  connect(&m_socket, &QWebSocket::disconnected, this, &ConsoleClient::onDisconnected);
+  connect(&m_socket, qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), this,
+          [this](QAbstractSocket::SocketError) {
+            if (m_socket.state() == QAbstractSocket::UnconnectedState)
+              finish(m_socket.errorString());
+          });
+  connect(&m_decode, &QFutureWatcher<Decoded>::finished, this, &ConsoleClient::onDecoded);
+}
+
+ConsoleClient::~ConsoleClient() {
+  m_socket.disconnect(this);
+  m_decode.disconnect(this);
+  m_decode.waitForFinished();
+  m_socket.abort();
+  wipeCapability();
+}
+
+void ConsoleClient::open(Options options) {
+  if (m_opened)
+    return;
+  m_opened = true;
+  m_options = std::move(options);
+  // A QUrl with nothing but host and port: the capability never goes near it.
+  QUrl url;
+  url.setScheme(QStringLiteral("ws"));
+  url.setHost(QStringLiteral("127.0.0.1"));
+  url.setPort(m_options.port);
+  m_socket.open(url);
+}
+
+bool ConsoleClient::isInputOpen() const {
+  return !m_closed && m_phase == QLatin1String("SETUP") &&
+         m_socket.state() == QAbstractSocket::ConnectedState;
+}
+
+void ConsoleClient::wipeCapability() {
+  wipe(m_options.capabilityHex);
+}
+
+void ConsoleClient::sendMessage(const char* type, const QJsonObject& rest) {
+  // "type" first, as the console's parser requires.
+  QByteArray out = QByteArrayLiteral("{\"type\":\"") + type + '"';
+  QByteArray body = QJsonDocument(rest).toJson(QJsonDocument::Compact);
+  if (body.size() > 2)
+    out += ',' + body.mid(1, body.size() - 2);
+  out += '}';
+  QString text = QString::fromUtf8(out);
+  m_socket.sendTextMessage(text);
+  // The hello carries the capability: leave no copy of ours behind (Qt's own frame buffer
+  // is out of reach).
+  wipe(body);
+  wipe(out);
+  text.fill(QChar(u'\0'));
+}
+
+void ConsoleClient::onConnected() {
+  QJsonObject hello{
+      {QStringLiteral("run"), m_options.run},
+      {QStringLiteral("task"), m_options.task},
+      {QStringLiteral("capability"), QString::fromLatin1(m_options.capabilityHex)},
+      {QStringLiteral("client"), QJsonObject{{QStringLiteral("kind"), QStringLiteral("qt-viewer")},
+                                             {QStringLiteral("version"), m_options.clientVersion}}}};
+  if (!m_options.panel.isEmpty())
+    hello.insert(QStringLiteral("panel"), m_options.panel);
+  sendMessage("hello", hello);
+  hello = {};
+  wipeCapability();
+}
+
+void ConsoleClient::onText(const QString& text) {
+  if (m_closed)
+    return;
+  const Outcome<viewer::ConsoleMessage> message = viewer::parseConsoleMessage(text.toUtf8());
+  if (!message.ok()) {
+    // Protocol drift is loud in a debugging viewer: stop rather than guess.
+    finish(refusalName(message.code()) + QStringLiteral(": console sent ") + message.failure().message);
+    return;
+  }
+  handle(message.value());
+}
+
+void ConsoleClient::handle(const viewer::ConsoleMessage& message) {
+  if (const auto* w = std::get_if<viewer::Welcome>(&message)) {
+    m_welcome = *w;
+    m_welcomed = true;
+    emit welcomed(m_welcome);
+    setPhase(w->phase, QString());
+  } else if (const auto* p = std::get_if<viewer::PhaseChange>(&message)) {
+    setPhase(p->phase, p->reason);
+  } else if (const auto* a = std::get_if<viewer::InputAck>(&message)) {
+    if (a->upto > m_acked) {
+      m_acked = a->upto;
+      emit countersChanged();
+    }
+  } else if (std::holds_alternative<viewer::InputRefused>(message)) {
+    ++m_refused;
+    emit countersChanged();
+  } else if (const auto* d = std::get_if<viewer::Drained>(&message)) {
+    emit drained(d->upto);
+  } else if (const auto* e = std::get_if<viewer::ConsoleError>(&message)) {
+    m_lastError = e->code + QStringLiteral(": ") + e->message;
+    emit consoleError(e->code, e->message);
+  } else if (const auto* b = std::get_if<viewer::Bye>(&message)) {
+    m_byeReason = b->reason;
+    finish(b->reason);
+  }
+}
+
+void ConsoleClient::setPhase(const QString& phase, const QString& reason) {
+  if (m_closed || phase == m_phase)
+    return;
+  if (phase == QLatin1String("CLOSED")) {
+    finish(reason.isEmpty() ? QStringLiteral("the console closed") : reason);
+    return;
+  }
+  m_phase = phase;
+  emit phaseChanged(m_phase, reason);
+}
+
+bool ConsoleClient::sendKey(quint16 scancode, bool down) {
+  if (!isInputOpen())
+    return false;
+  sendMessage("key", QJsonObject{{QStringLiteral("seq"), qint64(++m_seq)},
+                                 {QStringLiteral("scancode"), int(scancode)},
+                                 {QStringLiteral("down"), down}});
+  return true;
+}
+
+bool ConsoleClient::sendPointer(QPoint desktop, quint8 buttons, qint16 wheel) {
+  if (!isInputOpen() || desktop.x() < 0 || desktop.y() < 0 || desktop.x() > 0xFFFF || desktop.y() > 0xFFFF ||
+      std::abs(int(wheel)) > 255 || buttons > 7)
+    return false;
+  sendMessage("pointer", QJsonObject{{QStringLiteral("seq"), qint64(++m_seq)},
+                                     {QStringLiteral("x"), desktop.x()},
+                                     {QStringLiteral("y"), desktop.y()},
+                                     {QStringLiteral("buttons"), int(buttons)},
+                                     {QStringLiteral("wheel"), int(wheel)}});
+  return true;
+}
+
+bool ConsoleClient::requestLock() {
+  if (!isInputOpen())
+    return false;
+  sendMessage("lock", {});
+  return true;
+}
+
+void ConsoleClient::requestClose() {
+  if (m_closed)
+    return;
+  if (m_socket.state() == QAbstractSocket::ConnectedState) {
+    sendMessage("close", {});
+    m_socket.flush();
+  }
+  finish(QStringLiteral("closed by the viewer"));
+}
+
+void ConsoleClient::onBinary(const QByteArray& packet) {
+  if (m_closed)
+    return;
+  // A console honours flow control (at most kMaxUnackedFrames unacknowledged); one that does
+  // not would grow this queue without bound.
+  if (m_packets.size() >= 2 * panel::kMaxUnackedFrames) {
+    finish(QStringLiteral("PROTOCOL_MALFORMED: console sent frames beyond flow control"));
+    return;
+  }
+  m_packets.enqueue(packet);
+  decodeNext();
+}
+
+void ConsoleClient::decodeNext() {
+  if (m_decoding || m_packets.isEmpty() || m_closed)
+    return;
+  m_decoding = true;
+  m_decode.setFuture(QtConcurrent::run(decode, m_packets.dequeue(), m_front));
+}
+
+void ConsoleClient::onDecoded() {
+  m_decoding = false;
+  const Decoded result = m_decode.result();
+  if (m_closed)
+    return;
+  if (!result.frame.isNull()) {
+    m_front = result.frame;
+    ++m_framesPresented;
+    emit frameReady(m_front, result.frameId);
+  } else {
+    ++m_framesDropped;
+    qCWarning(lcViewer) << "frame dropped:" << result.error;
+    emit frameDropped(result.error);
+  }
+  if (result.parsed)
+    sendMessage("frame_ack", QJsonObject{{QStringLiteral("frame"), qint64(result.frameId)}});
+  emit countersChanged();
+  decodeNext();
+}
+
+void ConsoleClient::onDisconnected() {
+  QString reason = m_byeReason;
+  if (reason.isEmpty())
+    reason = m_lastError;
+  if (reason.isEmpty())
+    reason = m_socket.closeReason();
+  if (reason.isEmpty())
+    reason = QStringLiteral("connection to the console closed");
+  finish(reason);
+}
+
+void ConsoleClient::finish(const QString& reason) {
+  if (m_closed)
+    return;
+  m_closed = true;
+  m_closeReason = reason;
+  m_phase = QStringLiteral("CLOSED");
+  m_packets.clear();
+  m_front = QImage(); // nothing of the guest is kept after the close
+  wipeCapability();
+  if (m_socket.state() != QAbstractSocket::UnconnectedState)
+    m_socket.close(QWebSocketProtocol::CloseCodeNormal);
+  emit phaseChanged(m_phase, reason);
+  emit closed(reason);
+}
+
+} // namespace gc
