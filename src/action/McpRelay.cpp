@@ -39,7 +39,7 @@ int refuse(const McpRelayOptions& options, Refusal code, const QString& message)
 
 } // namespace
 
-McpRelayOptions::McpRelayOptions() : expectedUid(::geteuid()) {}
+McpRelayOptions::McpRelayOptions() : expectedPeerUid(::geteuid()) {}
 
 QString mcpSocketPath(const QString& runtimeDir, const QString& runId) {
   // The same rule RunDirectory::create applies to the run ids it accepts.
@@ -62,7 +62,7 @@ int runMcpRelay(const QString& runtimeDir, const QString& runId, const McpRelayO
 
   RelayConnection console;
   console.setCallTimeout(options.callTimeout);
-  if (Status s = console.open(socketPath, options.expectedUid, options.connectTimeout); !s.ok())
+  if (Status s = console.open(socketPath, options.expectedPeerUid, options.connectTimeout); !s.ok())
     return refuse(options, s.code(), s.failure().message);
 
   McpServer server(McpServer::Identity{console.hello().server, QStringLiteral(GC_VERSION),

@@ -21,7 +21,7 @@ struct McpRelayOptions {
   int inFd = 0;
   int outFd = 1;
   int errFd = 2;
-  uid_t expectedUid; // the console's uid; defaults to our effective uid
+  uid_t expectedPeerUid; // the console process's uid; our effective uid (tests change it)
   std::chrono::milliseconds connectTimeout{5000};
   std::chrono::milliseconds callTimeout{60000};
   McpRelayOptions();

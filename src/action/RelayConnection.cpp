@@ -42,19 +42,19 @@ void RelayConnection::closeFd() {
   m_buffer.clear();
 }
 
-Status RelayConnection::open(const QString& socketPath, uid_t expectedUid,
+Status RelayConnection::open(const QString& socketPath, uid_t expectedPeerUid,
                              std::chrono::milliseconds timeout) {
   const QByteArray path = QFile::encodeName(socketPath);
   const QByteArray dir = QFile::encodeName(QFileInfo(socketPath).path());
   struct stat st {};
   if (::lstat(dir.constData(), &st) != 0)
     return Status(Refusal::RunNotFound, QStringLiteral("no run directory for this run"));
-  if (!S_ISDIR(st.st_mode) || st.st_uid != expectedUid || (st.st_mode & 0077) != 0)
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 0077) != 0)
     return Status(Refusal::McpNotAuthorized,
                   QStringLiteral("the run directory is not a private directory of ours"));
   if (::lstat(path.constData(), &st) != 0)
     return Status(Refusal::RunNotFound, QStringLiteral("no console is listening for this run"));
-  if (!S_ISSOCK(st.st_mode) || st.st_uid != expectedUid)
+  if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid())
     return Status(Refusal::McpNotAuthorized, QStringLiteral("the run's socket is not a socket of ours"));
 
   sockaddr_un address{};
@@ -71,7 +71,7 @@ Status RelayConnection::open(const QString& socketPath, uid_t expectedUid,
     return Status(Refusal::RunNotFound, QStringLiteral("no console is listening for this run"));
   }
   const std::optional<PeerCredentials::Peer> peer = PeerCredentials::of(m_fd);
-  if (!peer || peer->uid != expectedUid) {
+  if (!peer || peer->uid != expectedPeerUid) {
     closeFd();
     return Status(Refusal::McpNotAuthorized, QStringLiteral("the socket's owner is another user"));
   }

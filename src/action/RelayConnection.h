@@ -31,7 +31,9 @@ public:
   RelayConnection(const RelayConnection&) = delete;
   RelayConnection& operator=(const RelayConnection&) = delete;
 
-  Status open(const QString& socketPath, uid_t expectedUid, std::chrono::milliseconds timeout);
+  // The directory and socket file must belong to our effective uid; the process at the
+  // other end must run as `expectedPeerUid` (our euid in production; a test seam).
+  Status open(const QString& socketPath, uid_t expectedPeerUid, std::chrono::milliseconds timeout);
   const Hello& hello() const { return m_hello; }
   bool isOpen() const { return m_fd >= 0; }
   void setCallTimeout(std::chrono::milliseconds timeout) { m_callTimeout = timeout; }
