@@ -1,0 +1,209 @@
+#include "action/ActionService.h"
+
+#include "action/ActionPlan.h"
+#include "audit/EvidenceLog.h"
+#include "session/InputSink.h"
+#include "session/LockBarrier.h"
+#include "session/PhaseController.h"
+
+#include <QBuffer>
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QLoggingCategory>
+#include <QUuid>
+
+#include <cstring>
+
+namespace gc {
+
+Q_LOGGING_CATEGORY(lcAction, "gc.action")
+
+namespace {
+
+const QString kOpCapture = QStringLiteral("capture_desktop");
+const QString kOpPerform = QStringLiteral("perform_action");
+const QString kOpLock = QStringLiteral("request_lock");
+
+// Frame bytes must not linger in freed heap memory after the PNG is handed on.
+void wipe(QImage& image) {
+  if (!image.isNull() && image.isDetached())
+    std::memset(image.bits(), 0, size_t(image.sizeInBytes()));
+  image = QImage();
+}
+
+} // namespace
+
+ActionService::ActionService(const Grant& grant, VmIdentity vm, PhaseController* phases, LockBarrier* barrier,
+                             EvidenceLog* evidence, InputSink* sink, FrameSource currentFrame,
+                             QObject* parent)
+    : QObject(parent), m_grant(grant), m_vm(std::move(vm)), m_phases(phases), m_barrier(barrier),
+      m_evidence(evidence), m_sink(sink), m_currentFrame(std::move(currentFrame)) {}
+
+ActionService::~ActionService() = default;
+
+QJsonObject ActionService::status() const {
+  QJsonObject json{{QStringLiteral("phase"), phaseName(m_phases->phase())},
+                   {QStringLiteral("run"), m_grant.runId},
+                   {QStringLiteral("task"), m_grant.taskId},
+                   {QStringLiteral("vm_name"), m_vm.name},
+                   {QStringLiteral("vm_uuid"), m_vm.uuid},
+                   {QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex)},
+                   {QStringLiteral("mcp_server"), m_grant.mcp.server},
+                   {QStringLiteral("mcp_tool"), m_grant.mcp.tool},
+                   {QStringLiteral("acted"), m_acted}};
+  QJsonArray candidates;
+  for (const Candidate& c : m_grant.candidates)
+    candidates.append(QJsonObject{{QStringLiteral("id"), c.id},
+                                  {QStringLiteral("label"), c.label},
+                                  {QStringLiteral("action"), c.action.toJson()}});
+  json.insert(QStringLiteral("candidates"), candidates);
+  return json;
+}
+
+Outcome<ActionService::Capture> ActionService::captureDesktop() {
+  const Phase phase = m_phases->phase();
+  if (phase != Phase::Capturing && phase != Phase::Reviewing)
+    return refuse(kOpCapture, Refusal::CaptureNotAllowed,
+                  QStringLiteral("capture is allowed from CAPTURING on, not in %1").arg(phaseName(phase)));
+  QImage frame = m_currentFrame ? m_currentFrame() : QImage();
+  if (frame.isNull())
+    return refuse(kOpCapture, Refusal::Internal, QStringLiteral("no guest frame has arrived yet"));
+
+  Capture capture;
+  capture.width = frame.width();
+  capture.height = frame.height();
+  {
+    QBuffer buffer(&capture.png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!frame.save(&buffer, "PNG")) {
+      wipe(frame);
+      return refuse(kOpCapture, Refusal::Internal, QStringLiteral("the frame could not be encoded"));
+    }
+  }
+  wipe(frame);
+  capture.sha256Hex = QCryptographicHash::hash(capture.png, QCryptographicHash::Sha256).toHex();
+  ++m_captures;
+  record(QStringLiteral("capture"), {{QStringLiteral("sha256"), QString::fromLatin1(capture.sha256Hex)},
+                                     {QStringLiteral("width"), capture.width},
+                                     {QStringLiteral("height"), capture.height},
+                                     {QStringLiteral("count"), m_captures}});
+  if (phase == Phase::Capturing)
+    (void)m_phases->transition(Phase::Reviewing, QStringLiteral("first capture taken"));
+  return capture;
+}
+
+Outcome<ActionSpec> ActionService::resolve(const QJsonObject& arguments, const Candidate** candidate) const {
+  *candidate = nullptr;
+  if (m_grant.hasCandidates()) {
+    if (arguments.size() != 1 || !arguments.contains(QStringLiteral("candidate_id")))
+      return Failure{Refusal::ActionInvalid,
+                     QStringLiteral("the grant lists candidates: the only argument is candidate_id")};
+    const QJsonValue id = arguments.value(QStringLiteral("candidate_id"));
+    if (!id.isString())
+      return Failure{Refusal::ActionInvalid, QStringLiteral("candidate_id: expected a string")};
+    const Candidate* found = m_grant.candidate(id.toString());
+    if (!found)
+      return Failure{Refusal::ActionInvalid, QStringLiteral("candidate_id: not a candidate of this grant")};
+    *candidate = found;
+    return found->action;
+  }
+  if (arguments.size() != 1 || !arguments.contains(QStringLiteral("action")))
+    return Failure{Refusal::ActionInvalid, QStringLiteral("the only argument is action")};
+  const QJsonValue action = arguments.value(QStringLiteral("action"));
+  if (!action.isObject())
+    return Failure{Refusal::ActionInvalid, QStringLiteral("action: expected an object")};
+  return ActionSpec::fromJson(action.toObject());
+}
+
+Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
+  // Checked first: after the one action nothing, not even a wrong phase, is worth more
+  // than "already acted".
+  if (m_acted)
+    return refuse(kOpPerform, Refusal::AlreadyActed, QStringLiteral("the one action was already used"));
+  if (m_phases->phase() != Phase::Reviewing)
+    return refuse(kOpPerform, Refusal::PhaseWrong,
+                  QStringLiteral("perform_action is allowed in REVIEWING only, not in %1")
+                      .arg(phaseName(m_phases->phase())));
+  const Candidate* candidate = nullptr;
+  const Outcome<ActionSpec> spec = resolve(arguments, &candidate);
+  if (!spec)
+    return refuse(kOpPerform, spec.code(), spec.failure().message);
+  QImage frame = m_currentFrame ? m_currentFrame() : QImage();
+  const QSize desktop = frame.size();
+  frame = QImage();
+  const Outcome<QList<InputEvent>> plan = ActionPlan::plan(*spec, desktop);
+  if (!plan)
+    return refuse(kOpPerform, plan.code(), plan.failure().message);
+
+  // From here on the action is used up, whatever happens next.
+  m_acted = true;
+  Receipt receipt;
+  receipt.grantDigest = QString::fromLatin1(m_grant.digestHex);
+  receipt.runId = m_grant.runId;
+  receipt.taskId = m_grant.taskId;
+  receipt.vmUuid = m_vm.uuid;
+  receipt.vmName = m_vm.name;
+  receipt.mcpServer = m_grant.mcp.server;
+  receipt.mcpTool = m_grant.mcp.tool;
+  receipt.hasCandidate = candidate != nullptr;
+  if (candidate) {
+    receipt.candidateId = candidate->id;
+    receipt.candidateLabel = candidate->label;
+  }
+  receipt.action = spec->canonical();
+  receipt.actionJson = spec->toJson();
+  receipt.eventId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+
+  if (Status s = m_phases->transition(Phase::Action, QStringLiteral("perform_action %1").arg(receipt.action));
+      !s.ok()) {
+    receipt.failure = s.failure();
+  } else {
+    // Exactly once: no retry of a failed event, no resend of the plan.
+    for (const InputEvent& event : plan.value()) {
+      const Status sent = m_sink->send(event, QDeadlineTimer(m_sendTimeout));
+      if (!sent.ok()) {
+        receipt.failure = sent.failure();
+        break;
+      }
+      ++receipt.eventsSent;
+    }
+  }
+  receipt.result = receipt.failure ? Receipt::Result::Failed : Receipt::Result::Executed;
+  receipt.time = QDateTime::currentDateTimeUtc();
+
+  record(QStringLiteral("receipt"), {{QStringLiteral("receipt"), receipt.body()}});
+  receipt.evidenceHead = m_evidence ? m_evidence->headHash() : QByteArray();
+  emit receiptIssued(receipt.toJson());
+
+  if (receipt.failure)
+    m_phases->close(receipt.failure->code, QStringLiteral("action failed: %1").arg(receipt.failure->message));
+  else
+    (void)m_phases->transition(Phase::Closed, QStringLiteral("action performed"));
+  return receipt;
+}
+
+Status ActionService::requestLock() {
+  if (m_acted)
+    return Status(refuse(kOpLock, Refusal::AlreadyActed, QStringLiteral("the one action was already used")));
+  const Status locked = m_barrier->requestLock(QStringLiteral("mcp"));
+  if (!locked.ok())
+    emit refused(kOpLock, locked.code());
+  return locked;
+}
+
+Failure ActionService::refuse(const QString& op, Refusal code, const QString& message) {
+  // Counted by code only: arguments may be model-chosen text and stay out of the evidence.
+  record(QStringLiteral("mcp_refused"),
+         {{QStringLiteral("op"), op}, {QStringLiteral("code"), refusalName(code)}});
+  emit refused(op, code);
+  return Failure{code, message};
+}
+
+void ActionService::record(const QString& event, const QJsonObject& fields) {
+  if (!m_evidence)
+    return;
+  if (Status s = m_evidence->append(event, fields); !s.ok())
+    qCWarning(lcAction) << "evidence append failed:" << s.failure().toString();
+}
+
+} // namespace gc

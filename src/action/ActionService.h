@@ -1,0 +1,92 @@
+// ActionService: what the MCP tools do, on the console side (DESIGN.md §6, §8). Lives on
+// the main thread, like the PhaseController it asks, so a tool call can never interleave
+// with a panel message or a phase change. Transport-agnostic: ActionSocketServer routes the
+// relay's calls here; tests call it directly.
+//
+// - status: phase, run, task, VM, grant digest (and the candidates, as data).
+// - captureDesktop: CAPTURING or REVIEWING only; the current frame as PNG in memory. The
+//   first capture moves CAPTURING → REVIEWING. The evidence gets the PNG's SHA-256 only.
+// - performAction: REVIEWING only; validates the arguments against the grant, then moves to
+//   ACTION, sends the plan ONCE through the sink, writes and emits the receipt and moves to
+//   CLOSED. Whatever the outcome, every later call is refused (ALREADY_ACTED), sends nothing.
+// - requestLock: the same LockBarrier the panel uses, recorded as requested by "mcp".
+#pragma once
+
+#include "action/Receipt.h"
+#include "common/Outcome.h"
+#include "grant/Grant.h"
+
+#include <QImage>
+#include <QJsonObject>
+#include <QObject>
+
+#include <chrono>
+#include <functional>
+
+namespace gc {
+
+class EvidenceLog;
+class InputSink;
+class LockBarrier;
+class PhaseController;
+
+class ActionService : public QObject {
+  Q_OBJECT
+public:
+  // The bound VM as the binder confirmed it (VmBinding::uuid / name).
+  struct VmIdentity {
+    QString uuid;
+    QString name;
+  };
+  struct Capture {
+    QByteArray png; // memory only; never written anywhere
+    int width = 0;
+    int height = 0;
+    QByteArray sha256Hex;
+  };
+  using FrameSource = std::function<QImage()>;
+
+  // None of the pointers is owned; all must outlive the service. `currentFrame` returns
+  // the latest complete guest frame (a null QImage when none has arrived yet).
+  ActionService(const Grant& grant, VmIdentity vm, PhaseController* phases, LockBarrier* barrier,
+                EvidenceLog* evidence, InputSink* sink, FrameSource currentFrame, QObject* parent = nullptr);
+  ~ActionService() override;
+
+  const Grant& grant() const { return m_grant; }
+  bool hasActed() const { return m_acted; }
+  // Per event sent through the sink; the whole action has at most a few events.
+  void setSendTimeout(std::chrono::milliseconds timeout) { m_sendTimeout = timeout; }
+
+  QJsonObject status() const;
+  Outcome<Capture> captureDesktop();
+  // `arguments` is the perform_action tool's arguments object. Refusals (ALREADY_ACTED,
+  // PHASE_WRONG, ACTION_INVALID) send nothing and return a Failure; once the action is
+  // under way the result is always a Receipt, with outcome "executed" or "failed".
+  // Invalid arguments and a wrong phase do not use up the one action: nothing was sent.
+  Outcome<Receipt> performAction(const QJsonObject& arguments);
+  Status requestLock();
+
+signals:
+  // Exactly once per service, after the receipt line is in the evidence log, before CLOSED.
+  void receiptIssued(const QJsonObject& receipt);
+  // Every refused tool call, for the console's counters ("perform_action", ALREADY_ACTED).
+  void refused(const QString& op, gc::Refusal code);
+
+private:
+  Outcome<ActionSpec> resolve(const QJsonObject& arguments, const Candidate** candidate) const;
+  Failure refuse(const QString& op, Refusal code, const QString& message);
+  void record(const QString& event, const QJsonObject& fields);
+
+  Grant m_grant;
+  VmIdentity m_vm;
+  PhaseController* m_phases;
+  LockBarrier* m_barrier;
+  EvidenceLog* m_evidence;
+  InputSink* m_sink;
+  FrameSource m_currentFrame;
+  std::chrono::milliseconds m_sendTimeout{5000};
+  bool m_acted = false;
+  int m_captures = 0;
+};
+
+} // namespace gc

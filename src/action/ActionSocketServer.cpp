@@ -1,0 +1,291 @@
+#include "action/ActionSocketServer.h"
+
+#include "action/ActionService.h"
+#include "action/PeerCredentials.h"
+#include "action/RelayProtocol.h"
+#include "common/StrictJson.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLocalServer>
+#include <QLocalSocket>
+#include <QLoggingCategory>
+
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace gc {
+
+Q_LOGGING_CATEGORY(lcActionSocket, "gc.action.socket")
+
+namespace {
+
+QString field(const QJsonObject& o, const char* key) {
+  return o.value(QLatin1StringView(key)).toString();
+}
+
+} // namespace
+
+ActionSocketServer::ActionSocketServer(ActionService* service, QObject* parent)
+    : QObject(parent), m_service(service), m_expectedUid(::geteuid()) {}
+
+ActionSocketServer::~ActionSocketServer() {
+  stop();
+}
+
+bool ActionSocketServer::listen(const QString& path) {
+  if (m_server) {
+    m_error = QStringLiteral("already listening");
+    return false;
+  }
+  const QByteArray encoded = QFile::encodeName(path);
+  const QByteArray dir = QFile::encodeName(QFileInfo(path).path());
+  struct stat st {};
+  if (::lstat(dir.constData(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 0077) != 0) {
+    m_error = QStringLiteral("the socket's directory is not a private directory of ours");
+    return false;
+  }
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (encoded.size() >= qsizetype(sizeof(address.sun_path))) {
+    m_error = QStringLiteral("socket path too long");
+    return false;
+  }
+  std::memcpy(address.sun_path, encoded.constData(), size_t(encoded.size()));
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    m_error = QString::fromLocal8Bit(std::strerror(errno));
+    return false;
+  }
+  // bind() refuses an existing path (EADDRINUSE); the 0700 directory covers the instant
+  // between bind and chmod, during which only we can reach the socket anyway.
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    m_error = QStringLiteral("bind: %1").arg(QString::fromLocal8Bit(std::strerror(errno)));
+    ::close(fd);
+    return false;
+  }
+  if (::chmod(encoded.constData(), 0600) != 0 || ::listen(fd, 4) != 0) {
+    m_error = QString::fromLocal8Bit(std::strerror(errno));
+    ::close(fd);
+    ::unlink(encoded.constData());
+    return false;
+  }
+  m_server = new QLocalServer(this);
+  if (!m_server->listen(qintptr(fd))) {
+    m_error = m_server->errorString();
+    delete m_server;
+    m_server = nullptr;
+    ::close(fd);
+    ::unlink(encoded.constData());
+    return false;
+  }
+  m_path = path;
+  connect(m_server, &QLocalServer::newConnection, this, &ActionSocketServer::onNewConnection);
+  return true;
+}
+
+void ActionSocketServer::stop() {
+  if (m_relay) {
+    QLocalSocket* relay = m_relay;
+    m_relay = nullptr;
+    relay->disconnect(this);
+    relay->abort();
+    relay->deleteLater();
+  }
+  if (m_server) {
+    m_server->close();
+    delete m_server;
+    m_server = nullptr;
+  }
+  if (!m_path.isEmpty()) {
+    ::unlink(QFile::encodeName(m_path).constData());
+    m_path.clear();
+  }
+}
+
+void ActionSocketServer::onNewConnection() {
+  while (QLocalSocket* socket = m_server->nextPendingConnection()) {
+    const std::optional<PeerCredentials::Peer> peer = PeerCredentials::of(int(socket->socketDescriptor()));
+    if (!peer || peer->uid != m_expectedUid) {
+      refuseSocket(socket, Refusal::McpNotAuthorized, QStringLiteral("the relay runs as another user"));
+      continue;
+    }
+    if (m_relay) {
+      refuseSocket(socket, Refusal::McpNotAuthorized,
+                   QStringLiteral("another MCP relay is already connected"));
+      continue;
+    }
+    m_relay = socket;
+    m_bound = false;
+    m_buffer.clear();
+    connect(socket, &QLocalSocket::readyRead, this, &ActionSocketServer::onReadyRead);
+    connect(socket, &QLocalSocket::disconnected, this, &ActionSocketServer::onDisconnected);
+    const Grant& grant = m_service->grant();
+    QJsonArray ids;
+    for (const Candidate& c : grant.candidates)
+      ids.append(c.id);
+    writeLine(socket, {{QStringLiteral("type"), QStringLiteral("hello")},
+                       {QStringLiteral("protocol"), relay::kProtocol},
+                       {QStringLiteral("run"), grant.runId},
+                       {QStringLiteral("server"), grant.mcp.server},
+                       {QStringLiteral("tool"), grant.mcp.tool},
+                       {QStringLiteral("candidates"), ids}});
+  }
+}
+
+void ActionSocketServer::onReadyRead() {
+  QLocalSocket* socket = m_relay;
+  if (!socket)
+    return;
+  while (socket == m_relay && socket->bytesAvailable() > 0) {
+    m_buffer += socket->readAll();
+    qsizetype newline;
+    while (m_relay == socket && (newline = m_buffer.indexOf('\n')) >= 0) {
+      const QByteArray line = m_buffer.left(newline);
+      m_buffer.remove(0, newline + 1);
+      handleLine(line);
+    }
+    if (m_relay == socket && m_buffer.size() > relay::kMaxRequestBytes) {
+      refuseSocket(socket, Refusal::ProtocolOversize, QStringLiteral("relay line too large"));
+      return;
+    }
+  }
+}
+
+void ActionSocketServer::onDisconnected() {
+  auto* socket = qobject_cast<QLocalSocket*>(sender());
+  if (!socket || socket != m_relay)
+    return;
+  m_relay = nullptr;
+  m_bound = false;
+  m_buffer.clear();
+  socket->deleteLater();
+  emit relayGone();
+}
+
+void ActionSocketServer::handleLine(const QByteArray& line) {
+  const Outcome<QJsonObject> parsed = StrictJson::parseObject(line, relay::kMaxRequestBytes);
+  if (!parsed) {
+    refuseSocket(m_relay, parsed.code(), QStringLiteral("relay line is not protocol JSON"));
+    return;
+  }
+  const QJsonObject& message = parsed.value();
+  const QString type = field(message, "type");
+  if (!m_bound) {
+    const Grant& grant = m_service->grant();
+    if (type != u"bind" || field(message, "server") != grant.mcp.server ||
+        field(message, "tool") != grant.mcp.tool || grant.mcp.tool != relay::kActionTool) {
+      refuseSocket(m_relay, Refusal::McpNotAuthorized,
+                   QStringLiteral("the relay does not serve the grant's MCP server and tool"));
+      return;
+    }
+    m_bound = true;
+    writeLine(m_relay, {{QStringLiteral("type"), QStringLiteral("bound")}});
+    emit relayBound();
+    return;
+  }
+  if (type != u"call") {
+    refuseSocket(m_relay, Refusal::ProtocolUnknownType, QStringLiteral("unexpected relay message"));
+    return;
+  }
+  handleCall(message);
+}
+
+void ActionSocketServer::handleCall(const QJsonObject& message) {
+  const QJsonValue idValue = message.value(QStringLiteral("id"));
+  const QJsonValue arguments = message.value(QStringLiteral("arguments"));
+  if (!idValue.isDouble() || !message.value(QStringLiteral("op")).isString() ||
+      !(arguments.isObject() || arguments.isUndefined())) {
+    refuseSocket(m_relay, Refusal::ProtocolMalformed, QStringLiteral("malformed relay call"));
+    return;
+  }
+  const auto id = qint64(idValue.toDouble());
+  QPointer<QLocalSocket> relay = m_relay;
+  QJsonObject reply = dispatch(field(message, "op"), arguments.toObject(), id);
+  if (relay)
+    writeLine(relay, reply);
+}
+
+QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& arguments, qint64 id) {
+  auto ok = [id](const QJsonObject& result) {
+    return QJsonObject{{QStringLiteral("type"), QStringLiteral("result")},
+                       {QStringLiteral("id"), id},
+                       {QStringLiteral("result"), result}};
+  };
+  auto error = [id](const Failure& failure) {
+    return QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
+                       {QStringLiteral("id"), id},
+                       {QStringLiteral("code"), refusalName(failure.code)},
+                       {QStringLiteral("message"), failure.message}};
+  };
+  if (op == relay::kOpStatus)
+    return ok(m_service->status());
+  if (op == relay::kOpCapture) {
+    Outcome<ActionService::Capture> capture = m_service->captureDesktop();
+    if (!capture)
+      return error(capture.failure());
+    ActionService::Capture& c = capture.value();
+    QJsonObject result{{QStringLiteral("png"), QString::fromLatin1(c.png.toBase64())},
+                       {QStringLiteral("width"), c.width},
+                       {QStringLiteral("height"), c.height},
+                       {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)}};
+    c.png.fill('\0');
+    return ok(result);
+  }
+  if (op == relay::kOpPerform) {
+    const Outcome<Receipt> receipt = m_service->performAction(arguments);
+    if (!receipt)
+      return error(receipt.failure());
+    if (receipt->result == Receipt::Result::Failed) {
+      QJsonObject reply = error(receipt->failure.value_or(Failure{Refusal::InputSendFailed, QString()}));
+      reply.insert(QStringLiteral("receipt"), receipt->toJson());
+      return reply;
+    }
+    return ok(receipt->toJson());
+  }
+  if (op == relay::kOpLock) {
+    const Status locked = m_service->requestLock();
+    if (!locked)
+      return error(locked.failure());
+    return ok(m_service->status());
+  }
+  return error(Failure{Refusal::RouteForbidden, QStringLiteral("unknown operation")});
+}
+
+void ActionSocketServer::writeLine(QLocalSocket* socket, const QJsonObject& message) {
+  QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact);
+  line += '\n';
+  socket->write(line);
+  socket->flush();
+}
+
+void ActionSocketServer::refuseSocket(QLocalSocket* socket, Refusal code, const QString& message) {
+  ++m_refusals[code];
+  qCInfo(lcActionSocket) << "refused relay:" << refusalName(code) << message;
+  emit refused(code, message);
+  if (!socket)
+    return;
+  writeLine(socket, {{QStringLiteral("type"), QStringLiteral("refused")},
+                     {QStringLiteral("code"), refusalName(code)},
+                     {QStringLiteral("message"), message}});
+  const bool wasRelay = socket == m_relay;
+  if (wasRelay) {
+    m_relay = nullptr;
+    m_bound = false;
+    m_buffer.clear();
+  }
+  socket->disconnect(this);
+  socket->disconnectFromServer();
+  socket->deleteLater();
+  if (wasRelay)
+    emit relayGone();
+}
+
+} // namespace gc

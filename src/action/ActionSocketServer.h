@@ -1,0 +1,75 @@
+// ActionSocketServer: the console's end of the MCP relay socket (<run dir>/mcp.sock, file
+// 0600 in the 0700 run directory). Lives on the main thread, owns its sockets and only
+// routes: the relay's calls go to ActionService, which decides everything.
+//
+// Accepts ONE relay at a time, and only a peer whose SO_PEERCRED uid equals ours. On
+// accept it tells the relay the grant's MCP server and tool (and candidate ids); the relay
+// must answer with a bind naming exactly those before any call is routed. Line-delimited
+// JSON, see action/RelayProtocol.h.
+#pragma once
+
+#include "common/Refusal.h"
+
+#include <QJsonObject>
+#include <QLocalSocket>
+#include <QMap>
+#include <QObject>
+#include <QPointer>
+
+#include <sys/types.h>
+
+class QLocalServer;
+
+namespace gc {
+
+class ActionService;
+
+class ActionSocketServer : public QObject {
+  Q_OBJECT
+public:
+  explicit ActionSocketServer(ActionService* service, QObject* parent = nullptr);
+  ~ActionSocketServer() override; // stops and unlinks the socket
+
+  // Binds and listens at `path`, whose directory must be ours and private (0700). Refuses
+  // an existing path (never unlinks what it did not create). false + errorString().
+  bool listen(const QString& path);
+  QString socketPath() const { return m_path; }
+  QString errorString() const { return m_error; }
+  bool hasRelay() const { return m_relay != nullptr; }
+  // Disconnects any relay, closes and unlinks the socket. Idempotent.
+  void stop();
+
+  const QMap<Refusal, quint64>& refusals() const { return m_refusals; }
+
+  // Test seam: the uid a peer must have (default: our effective uid). A test cannot
+  // easily connect as another uid, so it changes the expectation instead.
+  void setExpectedPeerUidForTest(uid_t uid) { m_expectedUid = uid; }
+
+signals:
+  void relayBound();
+  void relayGone();
+  // Every refused connection or line, for the evidence counts (no payloads).
+  void refused(gc::Refusal code, const QString& message);
+
+private:
+  void onNewConnection();
+  void onReadyRead();
+  void onDisconnected();
+  void handleLine(const QByteArray& line);
+  void handleCall(const QJsonObject& message);
+  QJsonObject dispatch(const QString& op, const QJsonObject& arguments, qint64 id);
+  void writeLine(QLocalSocket* socket, const QJsonObject& message);
+  void refuseSocket(QLocalSocket* socket, Refusal code, const QString& message);
+
+  ActionService* m_service;
+  QLocalServer* m_server = nullptr;
+  QPointer<QLocalSocket> m_relay;
+  bool m_bound = false;
+  QByteArray m_buffer;
+  QString m_path;
+  QString m_error;
+  uid_t m_expectedUid;
+  QMap<Refusal, quint64> m_refusals;
+};
+
+} // namespace gc
