@@ -9,6 +9,7 @@ namespace gc {
 int runCheck(const QStringList& arguments);
 int runOpen(const QStringList& arguments);
 int runEvidence(const QStringList& arguments);
+int runMcp(const QStringList& arguments);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

@@ -1,5 +1,5 @@
 // guest-console: the headless console. Subcommands: check, open, evidence (and, as the
-// parts land, mcp and sweep). Each has its own --help.
+// parts land, sweep). Each has its own --help.
 #include "app/Commands.h"
 #include "common/Log.h"
 
@@ -12,6 +12,7 @@ namespace {
 constexpr const char* kUsage = "usage: guest-console <command> [options]\n"
                                "  check     validate a grant and resolve its VM binding (consumes nothing)\n"
                                "  open      open the console for a grant (JSON lines on stdin/stdout)\n"
+                               "  mcp       --run RUN: the MCP server (stdio) for a running console\n"
                                "  evidence  verify FILE: check an evidence log's hash chain\n"
                                "Run 'guest-console <command> --help' for a command's options.\n";
 
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
     return gc::runCheck(args);
   if (command == QLatin1String("open"))
     return gc::runOpen(args);
+  if (command == QLatin1String("mcp"))
+    return gc::runMcp(args);
   if (command == QLatin1String("evidence")) {
     args.insert(1, command);
     return gc::runEvidence(args);

@@ -403,6 +403,8 @@ void Console::teardown() {
     record(QStringLiteral("panel_refusals"), countsToJson(m_panel->refusals()));
   }
   m_watcher.reset();
+  if (m_mcp)
+    m_mcp->stop(); // unlinks the socket before the run dir goes
   record(QStringLiteral("input_counts"), inputCounts());
   const Status removed = m_runDir.remove();
   record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()},

@@ -7,6 +7,8 @@
 // reused: a new grant means a new process.
 #pragma once
 
+#include "action/ActionService.h"
+#include "action/ActionSocketServer.h"
 #include "audit/EvidenceLog.h"
 #include "bridge/frames/FramePipeline.h"
 #include "bridge/panel/PanelServer.h"
@@ -60,6 +62,7 @@ public:
   EvidenceLog* evidence() { return &m_evidence; }
   InputSink* actionSink() { return &m_sink; }
   quint16 panelPort() const;
+  ActionService* actionService() { return m_action.get(); }
 
   // Credentials from any source (control channel, terminal prompt); moved in and wiped.
   void provideCredentials(Credentials& credentials) { onCredentials(credentials); }
@@ -107,6 +110,8 @@ private:
   LockBarrier m_barrier;
   std::unique_ptr<RdpSession> m_rdp;
   std::unique_ptr<PanelServer> m_panel;
+  std::unique_ptr<ActionService> m_action;
+  std::unique_ptr<ActionSocketServer> m_mcp;
   FramePipeline m_pipeline;
   QTimer m_expiry;
   QImage m_frame;
