@@ -14,6 +14,7 @@ struct RdpContext {
   rdpClientContext common;
   RdpSession* session;
   pTransportRWFkt originalWritePdu; // FreeRDP's own, wrapped to trace PDU order
+  pTCPConnect originalTcpConnect;   // FreeRDP's own, wrapped to keep a handle for abort()
 };
 
 } // namespace gc

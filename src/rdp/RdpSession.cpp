@@ -20,7 +20,10 @@
 #include <winpr/synch.h>
 
 #include <cstring>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace gc {
 
@@ -82,6 +85,7 @@ struct RdpCallbacks {
     auto* ctx = reinterpret_cast<RdpContext*>(context);
     ctx->session = nullptr;
     ctx->originalWritePdu = nullptr;
+    ctx->originalTcpConnect = nullptr;
     instance->PreConnect = &preConnect;
     instance->PostConnect = &postConnect;
     instance->PostDisconnect = &postDisconnect;
@@ -154,21 +158,33 @@ struct RdpCallbacks {
     return ctx->originalWritePdu(transport, s);
   }
 
+  // FreeRDP's own connect (loopback only, watches the abort event), then a duplicate of
+  // the socket for abort(): see RdpSession::m_abortSocket.
+  static int tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
+                        DWORD timeout) {
+    auto* ctx = reinterpret_cast<RdpContext*>(context);
+    const int fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
+    if (fd >= 0)
+      ctx->session->adoptSocket(fd);
+    return fd;
+  }
+
   static BOOL preConnect(freerdp* instance) {
     auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
     // freerdp_connect() clears the abort event before calling us, so an abort() that
     // landed before that would be lost; abort() sets m_aborting before the event.
     if (ctx->session->m_aborting)
       return FALSE;
-    // Wrap the PDU writer to record the order of writes vs. the certificate decision.
+    // Wrap the PDU writer to record the order of writes vs. the certificate decision,
+    // and the TCP connect to keep a handle on the socket.
     rdpTransportIo io = *freerdp_get_io_callbacks(instance->context);
-    if (io.WritePdu != &writePdu) {
-      ctx->originalWritePdu = io.WritePdu;
-      io.WritePdu = &writePdu;
-      if (!freerdp_set_io_callbacks(instance->context, &io))
-        return FALSE;
-    }
-    return TRUE;
+    if (io.WritePdu == &writePdu)
+      return TRUE;
+    ctx->originalWritePdu = io.WritePdu;
+    io.WritePdu = &writePdu;
+    ctx->originalTcpConnect = io.TCPConnect;
+    io.TCPConnect = &tcpConnect;
+    return freerdp_set_io_callbacks(instance->context, &io);
   }
 
   static BOOL postConnect(freerdp* instance) {
@@ -468,6 +484,7 @@ void RdpSession::abort() {
     m_aborting = true;
     if (m_context)
       freerdp_abort_connect_context(m_context);
+    shutdownSocket();
     if (m_worker.joinable()) {
       if (m_worker.get_id() == std::this_thread::get_id())
         m_worker.detach(); // cannot happen via queued signals; never self-join
@@ -494,6 +511,36 @@ void RdpSession::freeContext() {
     freerdp_client_context_free(m_context);
     m_context = nullptr;
   }
+  closeSocket(); // the worker is gone (joined or detached) or never ran
+}
+
+void RdpSession::adoptSocket(int fd) {
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) {
+    qCWarning(lcRdp) << "cannot duplicate the RDP socket; abort falls back to FreeRDP's abort event";
+    return;
+  }
+  m_socketConnected = true;
+  std::lock_guard guard(m_socketMutex);
+  if (m_abortSocket >= 0)
+    ::close(m_abortSocket); // FreeRDP connected again (never expected: no redirects)
+  m_abortSocket = copy;
+  // abort() sets m_aborting before it looks at m_abortSocket: one of us sees the other.
+  if (m_aborting)
+    ::shutdown(m_abortSocket, SHUT_RDWR);
+}
+
+void RdpSession::shutdownSocket() {
+  std::lock_guard guard(m_socketMutex);
+  if (m_abortSocket >= 0)
+    ::shutdown(m_abortSocket, SHUT_RDWR);
+}
+
+void RdpSession::closeSocket() {
+  std::lock_guard guard(m_socketMutex);
+  if (m_abortSocket >= 0)
+    ::close(m_abortSocket);
+  m_abortSocket = -1;
 }
 
 void RdpSession::postToMain(std::function<void()> fn) {
@@ -586,7 +633,7 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
 }
 
 RdpSession::ConnectTrace RdpSession::connectTrace() const {
-  return {m_certChecked, m_certAccepted, m_pdusBeforeCert, m_pdusAfterCert};
+  return {m_certChecked, m_certAccepted, m_pdusBeforeCert, m_pdusAfterCert, m_socketConnected};
 }
 
 } // namespace gc

@@ -5,7 +5,8 @@
 // FreeRDP callbacks (RdpSession.cpp) recover `this` from RdpContext and run on the worker.
 // Input (sendKey/sendPointer) may be called from the main thread (only the input gate does);
 // it is serialized with the event loop by m_ioMutex.
-// Lock order: m_lifecycleMutex, then m_ioMutex, then m_pendingMutex (never the reverse).
+// Lock order: m_lifecycleMutex, then m_ioMutex, then m_pendingMutex (never the reverse);
+// m_socketMutex is a leaf (nothing is locked while holding it).
 //
 // Frames: the live GDI buffer is only touched on the worker, inside FreeRDP's EndPaint.
 // There the dirty rectangles are copied into small tile images, which the main thread
@@ -43,7 +44,8 @@ public:
 
   // Starts connecting; the outcome arrives as connected() or failed(). Once per object.
   void start(RdpConfig config, RdpCredentials credentials);
-  // Stops the session: signals FreeRDP's abort event, joins the worker and frees FreeRDP.
+  // Stops the session: signals FreeRDP's abort event, shuts the socket down (so a read
+  // FreeRDP is blocked in returns at once), joins the worker and frees FreeRDP.
   // Any thread; synchronous; emits closed() (queued) if the session had started.
   void abort();
 
@@ -62,6 +64,7 @@ public:
     bool certificateAccepted = false;
     int pdusBeforeCertificate = 0;
     int pdusAfterCertificate = 0;
+    bool socketConnected = false; // the TCP connection to the guest was established
   };
   ConnectTrace connectTrace() const;
 
@@ -90,6 +93,9 @@ private:
   void drainPending(); // main thread
   void postToMain(std::function<void()> fn);
   Status sendPointerFlags(quint16 flags, quint16 x, quint16 y);
+  void adoptSocket(int fd); // worker: FreeRDP connected its socket
+  void shutdownSocket();    // any thread: wakes FreeRDP out of any blocking read
+  void closeSocket();       // after the worker is gone
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;
@@ -107,6 +113,14 @@ private:
   std::atomic<bool> m_certAccepted{false};
   std::atomic<int> m_pdusBeforeCert{0};
   std::atomic<int> m_pdusAfterCert{0};
+
+  // A dup() of FreeRDP's socket. FreeRDP 3.10 waits for handshake data in 100 ms poll
+  // slices without looking at its abort event (transport_read_layer -> BIO_wait_read);
+  // shutdown() on our duplicate ends such a wait at once. Being a separate descriptor, it
+  // cannot be recycled under us when FreeRDP closes its own.
+  std::mutex m_socketMutex;
+  int m_abortSocket = -1;
+  std::atomic<bool> m_socketConnected{false};
 
   // Pointer state as last sent (guarded by m_ioMutex).
   quint8 m_sentButtons = 0;

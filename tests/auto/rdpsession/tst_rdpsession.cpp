@@ -1,16 +1,35 @@
-// RdpSession's pure parts: pointer edge encoding and certificate pinning.
-// (The suite against the project's test guest lands once tests/fixtures/testguest exists.)
+// RdpSession: its pure parts (pointer edge encoding, certificate pinning) and the whole
+// session against the project's test guest (tests/fixtures/testguest/README.md).
+#include "GuestProcess.h"
 #include "rdp/CertificatePin.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpSession.h"
+#include "testguest/IdentityMarker.h"
 
+#include <QDir>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QMutex>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTemporaryFile>
 #include <QTest>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <random>
+#include <unistd.h>
 
 using namespace gc;
 
 namespace {
 // MS-RDPBCGR pointer flags (kept literal here so the test does not include FreeRDP).
 constexpr quint16 Move = 0x0800, Down = 0x8000, B1 = 0x1000, B2 = 0x2000, B3 = 0x4000, Wheel = 0x0200;
+// MS-RDPBCGR keyboard flags.
+constexpr int KbdExtended = 0x0100, KbdRelease = 0x8000;
 
 // A self-signed certificate (winpr-makecert3) and its DER SHA-256, computed with
 // `openssl x509 -outform der | sha256sum`.
@@ -19,76 +38,616 @@ const char kPem[] = "-----BEGIN CERTIFICATE-----\n"
                     "EDEOMAwGA1UEAwwFZ3Vlc3QwHhcNMjUwMTAxMDAwMDAwWhcNMzUwMTAxMDAwMDAw\n"
                     "WjAQMQ4wDAYDVQQDDAVndWVzdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABEL1\n"
                     "-----END CERTIFICATE-----\n";
+
+// The guest's account. The password doubles as the sentinel no log line may contain.
+const char kUser[] = "tester";
+const char kPassword[] = "S3ntinel-pw-7f3a";
+constexpr quint32 kMarker = 0x5ec0de42;
+// The pointer position that opens every input comparison: nothing else goes there.
+constexpr quint16 kOpenX = 1011, kOpenY = 677;
+
+QMutex s_logMutex;
+QStringList s_log;
+void captureMessages(QtMsgType, const QMessageLogContext&, const QString& message) {
+  QMutexLocker lock(&s_logMutex);
+  s_log.append(message);
+  fprintf(stderr, "%s\n", qPrintable(message));
+}
+
+RdpCredentials credentials(const char* user, const char* password) {
+  return {SecureBuffer::copyOf(user).value(), SecureBuffer::copyOf(password).value(), SecureBuffer()};
+}
+
+qint64 monotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts); // the guest's t_ns clock
+  return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::optional<quint32> markerIn(const QImage& frame) {
+  if (frame.isNull())
+    return std::nullopt;
+  return testguest::findMarker(frame.constBits(), int(frame.bytesPerLine()), frame.width(), frame.height());
+}
+
+QString figures(QList<double> v, const char* unit) {
+  std::sort(v.begin(), v.end());
+  if (v.isEmpty())
+    return QStringLiteral("no samples");
+  const auto at = [&](double q) { return v[qMin(v.size() - 1, qsizetype(q * double(v.size() - 1) + 0.5))]; };
+  return QStringLiteral("n=%1 min=%2 median=%3 p99=%4 max=%5 %6")
+      .arg(v.size())
+      .arg(v.first(), 0, 'f', 2)
+      .arg(at(0.5), 0, 'f', 2)
+      .arg(at(0.99), 0, 'f', 2)
+      .arg(v.last(), 0, 'f', 2)
+      .arg(QLatin1String(unit));
+}
+
+// One input event as the guest reports it (README "stdout": kind, code, flags, x, y).
+struct GuestInput {
+  QString kind;
+  int code = 0;
+  int flags = 0;
+  int x = 0;
+  int y = 0;
+  bool operator==(const GuestInput&) const = default;
+};
+QString describe(const GuestInput& e) {
+  return QStringLiteral("%1 code=0x%2 flags=0x%3 (%4,%5)")
+      .arg(e.kind)
+      .arg(e.code, 0, 16)
+      .arg(e.flags, 0, 16)
+      .arg(e.x)
+      .arg(e.y);
+}
+
+// The guest's input events after the opening pointer move (the first move there), with their `n`.
+// Empty optional while the opening move has not been reported.
+std::optional<QList<std::pair<int, GuestInput>>> inputsAfterOpening(const GuestProcess& guest) {
+  const QList<QJsonObject> all = guest.events(QStringLiteral("input"));
+  qsizetype start = -1;
+  for (qsizetype i = 0; i < all.size(); ++i) {
+    const QJsonObject& o = all[i];
+    if (o.value(QStringLiteral("kind")).toString() == QStringLiteral("pointer") &&
+        o.value(QStringLiteral("flags")).toInt() == Move && o.value(QStringLiteral("x")).toInt() == kOpenX &&
+        o.value(QStringLiteral("y")).toInt() == kOpenY) {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0)
+    return std::nullopt;
+  QList<std::pair<int, GuestInput>> out;
+  for (qsizetype i = start + 1; i < all.size(); ++i) {
+    const QJsonObject& o = all[i];
+    out.append({o.value(QStringLiteral("n")).toInt(),
+                GuestInput{o.value(QStringLiteral("kind")).toString(),
+                           o.value(QStringLiteral("code")).toInt(), o.value(QStringLiteral("flags")).toInt(),
+                           o.value(QStringLiteral("x")).toInt(), o.value(QStringLiteral("y")).toInt()}});
+  }
+  return out;
+}
+
+// Reads the guest's stdout until `ready` holds; no event loop needed (RdpSession's worker
+// does the RDP side). Returns false on timeout.
+template <typename Pred> bool pumpGuestUntil(GuestProcess& guest, Pred ready, int timeoutMs = 5000) {
+  QElapsedTimer t;
+  t.start();
+  while (!ready()) {
+    if (t.elapsed() > timeoutMs || guest.process().state() == QProcess::NotRunning)
+      return ready();
+    guest.process().waitForReadyRead(20);
+  }
+  return true;
+}
+
 } // namespace
 
 class tst_RdpSession : public QObject {
   Q_OBJECT
 
 private slots:
-  void encodesPointerEdges_data() {
-    QTest::addColumn<int>("previous");
-    QTest::addColumn<int>("buttons");
-    QTest::addColumn<bool>("moved");
-    QTest::addColumn<int>("wheel");
-    QTest::addColumn<QList<quint16>>("expected");
-    QTest::newRow("plain move") << 0 << 0 << true << 0 << QList<quint16>{Move};
-    QTest::newRow("repeat at same spot is still a move") << 0 << 0 << false << 0 << QList<quint16>{Move};
-    QTest::newRow("left press at same spot") << 0 << 1 << false << 0 << QList<quint16>{quint16(Down | B1)};
-    QTest::newRow("left release") << 1 << 0 << false << 0 << QList<quint16>{B1};
-    QTest::newRow("move then right press") << 0 << 2 << true << 0 << QList<quint16>{Move, quint16(Down | B2)};
-    QTest::newRow("left release and middle press together")
-        << 1 << 4 << false << 0 << QList<quint16>{B1, quint16(Down | B3)};
-    QTest::newRow("held button is not re-sent") << 1 << 1 << true << 0 << QList<quint16>{Move};
-    QTest::newRow("wheel up") << 0 << 0 << false << 120 << QList<quint16>{quint16(Wheel | 120)};
-    QTest::newRow("wheel down is 9-bit two's complement")
-        << 0 << 0 << false << -120 << QList<quint16>{quint16(Wheel | 0x0100 | 0x88)};
-    QTest::newRow("wheel clamps") << 0 << 0 << false << -1000
-                                  << QList<quint16>{quint16(Wheel | 0x0100 | 0x01)};
-    QTest::newRow("bits above middle ignored") << 0 << 0xF8 << false << 0 << QList<quint16>{Move};
-  }
-  void encodesPointerEdges() {
-    QFETCH(int, previous);
-    QFETCH(int, buttons);
-    QFETCH(bool, moved);
-    QFETCH(int, wheel);
-    QFETCH(QList<quint16>, expected);
-    QCOMPARE(PointerEncoder::encode(quint8(previous), quint8(buttons), moved, qint16(wheel)), expected);
-  }
+  void initTestCase();
+  void cleanupTestCase();
+  void init();
+  void cleanup();
 
-  void pinComparisonNeedsExactly32EqualBytes_data() {
-    QTest::addColumn<QByteArray>("actual");
-    QTest::addColumn<QByteArray>("pin");
-    QTest::addColumn<bool>("matches");
-    const QByteArray a(32, 'a');
-    QByteArray b = a;
-    b[31] = 'b';
-    QTest::newRow("equal") << a << a << true;
-    QTest::newRow("last byte differs") << a << b << false;
-    QTest::newRow("empty pin") << a << QByteArray() << false;
-    QTest::newRow("short") << a.left(31) << a.left(31) << false;
-  }
-  void pinComparisonNeedsExactly32EqualBytes() {
-    QFETCH(QByteArray, actual);
-    QFETCH(QByteArray, pin);
-    QFETCH(bool, matches);
-    QCOMPARE(CertificatePin::matches(actual, pin), matches);
-  }
+  // Pure parts.
+  void encodesPointerEdges_data();
+  void encodesPointerEdges();
+  void pinComparisonNeedsExactly32EqualBytes_data();
+  void pinComparisonNeedsExactly32EqualBytes();
+  void unparsableCertificateHasNoPin();
+  void inputBeforeConnectIsRefused();
 
-  void unparsableCertificateHasNoPin() {
-    QVERIFY(!CertificatePin::leafSha256FromPem(QByteArrayView("not a certificate")));
-    QVERIFY(!CertificatePin::leafSha256FromPem(QByteArrayView(kPem))); // truncated body
-  }
+  // Against the test guest.
+  void showsTheGuestsIdentityMarker();
+  void followsAGuestDesktopResize();
+  void requestsNoVirtualChannels();
+  void refusesAWrongPinBeforeAnyCredential();
+  void wrongPasswordIsAuthFailed();
+  void guestKilledIsLostWithinOneSecond();
+  void sendToAVanishedGuestIsInputSendFailed();
+  void abortIsPrompt_data();
+  void abortIsPrompt();
+  void deliversMixedInputInOrderExactlyOnce();
+  void eachSendIsOnTheWireWhenItReturns();
 
-  void inputBeforeConnectIsRefused() {
-    RdpSession session;
-    const Status key = session.sendKey(0x1E, true);
-    QVERIFY(!key.ok());
-    QCOMPARE(key.code(), Refusal::InputSendFailed);
-    QCOMPARE(session.sendKey(0xE048, true).code(), Refusal::InputSendFailed);
-    QCOMPARE(session.sendKey(0xE11D, true).code(), Refusal::InputInvalid);
-    QCOMPARE(session.sendPointer(1, 1, 0, 0).code(), Refusal::InputSendFailed);
-  }
+private:
+  bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword));
+  RdpConfig config(const GuestProcess& guest) const;
+  bool connectSession(RdpSession& session, const GuestProcess& guest);
+
+  QTemporaryDir m_certDir;                    // one guest certificate for the whole suite
+  QTemporaryDir m_home;                       // HOME/XDG_CONFIG_HOME of this process
+  std::unique_ptr<QTemporaryDir> m_configDir; // RdpConfig::configDir, fresh per test
+  QProcessEnvironment m_guestEnv;             // the environment before HOME was moved
+  QTemporaryFile m_stderr;                    // everything written to fd 2 meanwhile
+  int m_realStderr = -1;
 };
+
+void tst_RdpSession::initTestCase() {
+  QVERIFY(m_certDir.isValid() && m_home.isValid());
+  QVERIFY2(QFile::exists(GuestProcess::binary()), qPrintable(GuestProcess::binary()));
+  // FreeRDP must not fall back to ~/.config/freerdp either: point HOME at an empty dir
+  // that cleanup() checks. The guest keeps the original environment.
+  m_guestEnv = QProcessEnvironment::systemEnvironment();
+  qputenv("HOME", QFile::encodeName(m_home.path()));
+  qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_home.path()));
+  // FreeRDP/WinPR/OpenSSL may also write to fd 2 directly, past any Qt handler.
+  QVERIFY(m_stderr.open());
+  fflush(stderr);
+  m_realStderr = ::dup(2);
+  QVERIFY(m_realStderr >= 0 && ::dup2(int(m_stderr.handle()), 2) == 2);
+  qInstallMessageHandler(&captureMessages);
+}
+
+void tst_RdpSession::cleanupTestCase() {
+  qInstallMessageHandler(nullptr);
+  fflush(stderr);
+  ::dup2(m_realStderr, 2);
+  ::close(m_realStderr);
+  m_stderr.seek(0);
+  const QByteArray written = m_stderr.readAll();
+  fwrite(written.constData(), 1, size_t(written.size()), stderr);
+  QVERIFY(!written.isEmpty());
+  QVERIFY2(!written.contains(kPassword), "the password reached stderr");
+  QMutexLocker lock(&s_logMutex);
+  QVERIFY(!s_log.isEmpty()); // the capture did see FreeRDP's (routed) warnings
+  for (const QString& line : std::as_const(s_log))
+    QVERIFY2(!line.contains(QLatin1String(kPassword)), "the password reached a log line");
+}
+
+void tst_RdpSession::init() {
+  m_configDir = std::make_unique<QTemporaryDir>();
+  QVERIFY(m_configDir->isValid());
+}
+
+void tst_RdpSession::cleanup() {
+  // FreeRDP must not have written anything (known_hosts, caches, dumps) anywhere of ours.
+  for (const QString& dir : {m_configDir->path(), m_home.path()}) {
+    const QStringList written = QDir(dir).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+    QVERIFY2(written.isEmpty(), qPrintable(dir + QStringLiteral(": ") + written.join(u',')));
+  }
+}
+
+bool tst_RdpSession::startGuest(GuestProcess& guest, const QString& password) {
+  guest.process().setProcessEnvironment(m_guestEnv);
+  return guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--marker"),
+                      QStringLiteral("0x%1").arg(kMarker, 8, 16, QLatin1Char('0')),
+                      QStringLiteral("--cert-dir"), m_certDir.path()},
+                     QString::fromLatin1(kUser), password);
+}
+
+RdpConfig tst_RdpSession::config(const GuestProcess& guest) const {
+  RdpConfig c;
+  c.host = QStringLiteral("127.0.0.1");
+  c.port = guest.port();
+  c.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
+  c.configDir = m_configDir->path();
+  c.connectTimeoutMs = 15000;
+  return c;
+}
+
+bool tst_RdpSession::connectSession(RdpSession& session, const GuestProcess& guest) {
+  QSignalSpy connected(&session, &RdpSession::connected);
+  QSignalSpy failed(&session, &RdpSession::failed);
+  session.start(config(guest), credentials(kUser, kPassword));
+  if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 20000))
+    return false;
+  if (!failed.isEmpty())
+    qWarning("connect failed: %s", qPrintable(failed.first().first().value<Failure>().toString()));
+  return !connected.isEmpty();
+}
+
+// ---------------------------------------------------------------------------------------
+// Pure parts.
+
+void tst_RdpSession::encodesPointerEdges_data() {
+  QTest::addColumn<int>("previous");
+  QTest::addColumn<int>("buttons");
+  QTest::addColumn<bool>("moved");
+  QTest::addColumn<int>("wheel");
+  QTest::addColumn<QList<quint16>>("expected");
+  QTest::newRow("plain move") << 0 << 0 << true << 0 << QList<quint16>{Move};
+  QTest::newRow("repeat at same spot is still a move") << 0 << 0 << false << 0 << QList<quint16>{Move};
+  QTest::newRow("left press at same spot") << 0 << 1 << false << 0 << QList<quint16>{quint16(Down | B1)};
+  QTest::newRow("left release") << 1 << 0 << false << 0 << QList<quint16>{B1};
+  QTest::newRow("move then right press") << 0 << 2 << true << 0 << QList<quint16>{Move, quint16(Down | B2)};
+  QTest::newRow("left release and middle press together")
+      << 1 << 4 << false << 0 << QList<quint16>{B1, quint16(Down | B3)};
+  QTest::newRow("held button is not re-sent") << 1 << 1 << true << 0 << QList<quint16>{Move};
+  QTest::newRow("wheel up") << 0 << 0 << false << 120 << QList<quint16>{quint16(Wheel | 120)};
+  QTest::newRow("wheel down is 9-bit two's complement")
+      << 0 << 0 << false << -120 << QList<quint16>{quint16(Wheel | 0x0100 | 0x88)};
+  QTest::newRow("wheel clamps") << 0 << 0 << false << -1000 << QList<quint16>{quint16(Wheel | 0x0100 | 0x01)};
+  QTest::newRow("bits above middle ignored") << 0 << 0xF8 << false << 0 << QList<quint16>{Move};
+}
+
+void tst_RdpSession::encodesPointerEdges() {
+  QFETCH(int, previous);
+  QFETCH(int, buttons);
+  QFETCH(bool, moved);
+  QFETCH(int, wheel);
+  QFETCH(QList<quint16>, expected);
+  QCOMPARE(PointerEncoder::encode(quint8(previous), quint8(buttons), moved, qint16(wheel)), expected);
+}
+
+void tst_RdpSession::pinComparisonNeedsExactly32EqualBytes_data() {
+  QTest::addColumn<QByteArray>("actual");
+  QTest::addColumn<QByteArray>("pin");
+  QTest::addColumn<bool>("matches");
+  const QByteArray a(32, 'a');
+  QByteArray b = a;
+  b[31] = 'b';
+  QTest::newRow("equal") << a << a << true;
+  QTest::newRow("last byte differs") << a << b << false;
+  QTest::newRow("empty pin") << a << QByteArray() << false;
+  QTest::newRow("short") << a.left(31) << a.left(31) << false;
+}
+
+void tst_RdpSession::pinComparisonNeedsExactly32EqualBytes() {
+  QFETCH(QByteArray, actual);
+  QFETCH(QByteArray, pin);
+  QFETCH(bool, matches);
+  QCOMPARE(CertificatePin::matches(actual, pin), matches);
+}
+
+void tst_RdpSession::unparsableCertificateHasNoPin() {
+  QVERIFY(!CertificatePin::leafSha256FromPem(QByteArrayView("not a certificate")));
+  QVERIFY(!CertificatePin::leafSha256FromPem(QByteArrayView(kPem))); // truncated body
+}
+
+void tst_RdpSession::inputBeforeConnectIsRefused() {
+  RdpSession session;
+  const Status key = session.sendKey(0x1E, true);
+  QVERIFY(!key.ok());
+  QCOMPARE(key.code(), Refusal::InputSendFailed);
+  QCOMPARE(session.sendKey(0xE048, true).code(), Refusal::InputSendFailed);
+  QCOMPARE(session.sendKey(0xE11D, true).code(), Refusal::InputInvalid);
+  QCOMPARE(session.sendPointer(1, 1, 0, 0).code(), Refusal::InputSendFailed);
+}
+
+// ---------------------------------------------------------------------------------------
+// Against the test guest.
+
+void tst_RdpSession::showsTheGuestsIdentityMarker() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  QVERIFY(connectSession(session, guest));
+  // The pixels the session hands out carry the marker of exactly this guest.
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
+                           10000);
+  const auto update = frames.last().first().value<FrameUpdate>();
+  QCOMPARE(update.frame.size(), QSize(1024, 768));
+  QCOMPARE(*markerIn(update.frame), kMarker);
+  QVERIFY(update.serial >= 1);
+  const auto trace = session.connectTrace();
+  QVERIFY(trace.certificateChecked && trace.certificateAccepted);
+  QCOMPARE(trace.pdusBeforeCertificate, 1); // only the X.224 connection request
+  QVERIFY(trace.pdusAfterCertificate > 0);
+}
+
+void tst_RdpSession::followsAGuestDesktopResize() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  QSignalSpy resized(&session, &RdpSession::desktopResized);
+  QSignalSpy lost(&session, &RdpSession::lost);
+  qsizetype framesBeforeResize = -1;
+  connect(&session, &RdpSession::desktopResized, this, [&] { framesBeforeResize = frames.count(); });
+  QVERIFY(connectSession(session, guest));
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 10000);
+  guest.command("{\"cmd\":\"resize\",\"width\":800,\"height\":600}");
+  QTRY_COMPARE_WITH_TIMEOUT(resized.count(), 1, 10000);
+  QCOMPARE(resized.first().first().toSize(), QSize(800, 600));
+  // The guest's size wins; after the resize every frame is the new size and still ours.
+  QTRY_VERIFY_WITH_TIMEOUT(frames.last().first().value<FrameUpdate>().frame.size() == QSize(800, 600) &&
+                               markerIn(frames.last().first().value<FrameUpdate>().frame) == kMarker,
+                           10000);
+  for (qsizetype i = framesBeforeResize; i < frames.count(); ++i)
+    QCOMPARE(frames.at(i).first().value<FrameUpdate>().frame.size(), QSize(800, 600));
+  QCOMPARE(lost.count(), 0);
+  QVERIFY(pumpGuestUntil(guest, [&] { return guest.events(QStringLiteral("activated")).size() == 2; }));
+}
+
+void tst_RdpSession::requestsNoVirtualChannels() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  QTRY_COMPARE_WITH_TIMEOUT(guest.events(QStringLiteral("channels")).size(), 1, 10000);
+  const QJsonObject channels = guest.events(QStringLiteral("channels")).first();
+  QVERIFY2(channels.value(QStringLiteral("names")).toArray().isEmpty(),
+           qPrintable(QJsonDocument(channels).toJson(QJsonDocument::Compact)));
+  QCOMPARE(channels.value(QStringLiteral("dynamic")).toBool(true), false);
+  QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(true), false);
+}
+
+void tst_RdpSession::refusesAWrongPinBeforeAnyCredential() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpConfig c = config(guest);
+  c.pinSha256[31] = char(c.pinSha256[31] ^ 0x80);
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  QSignalSpy connected(&session, &RdpSession::connected);
+  session.start(c, credentials(kUser, kPassword));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+  QCOMPARE(failed.first().first().value<Failure>().code, Refusal::GuestCertMismatch);
+  QCOMPARE(connected.count(), 0);
+  const auto trace = session.connectTrace();
+  QVERIFY(trace.certificateChecked);
+  QVERIFY(!trace.certificateAccepted);
+  QCOMPARE(trace.pdusAfterCertificate, 0); // no CredSSP/NTLM, no MCS after the decision
+  // The guest's view: a TCP client that went away; no logon, no activation, no input.
+  QTRY_COMPARE_WITH_TIMEOUT(guest.events(QStringLiteral("client_disconnected")).size(), 1, 10000);
+  QCOMPARE(
+      guest.events(QStringLiteral("client_disconnected")).first().value(QStringLiteral("reason")).toString(),
+      QStringLiteral("closed"));
+  for (const char* none : {"auth_failed", "channels", "activated", "input", "sync"})
+    QVERIFY2(guest.events(QString::fromLatin1(none)).isEmpty(), none);
+}
+
+void tst_RdpSession::wrongPasswordIsAuthFailed() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest, QStringLiteral("the-guests-real-pw")));
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  session.start(config(guest), credentials(kUser, kPassword));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 15000);
+  QCOMPARE(failed.first().first().value<Failure>().code, Refusal::AuthFailed);
+  QTRY_COMPARE_WITH_TIMEOUT(guest.events(QStringLiteral("auth_failed")).size(), 1, 10000);
+  QVERIFY(guest.events(QStringLiteral("activated")).isEmpty());
+}
+
+void tst_RdpSession::guestKilledIsLostWithinOneSecond() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QSignalSpy lost(&session, &RdpSession::lost);
+  QSignalSpy closed(&session, &RdpSession::closed);
+  QVERIFY(connectSession(session, guest));
+  QElapsedTimer timer;
+  timer.start();
+  guest.process().kill();   // SIGKILL: the kernel closes the socket, no RDP goodbye
+  QVERIFY(lost.wait(1000)); // returns on the emission, unlike QTRY's 50 ms polling
+  qInfo("FIGURE rdp_lost_ms=%.2f", double(timer.nsecsElapsed()) / 1e6);
+  QCOMPARE(lost.count(), 1);
+  QCOMPARE(lost.first().first().value<Failure>().code, Refusal::RdpLost);
+  QCOMPARE(session.state(), RdpSession::State::Finished);
+  QCOMPARE(session.sendKey(0x1E, true).code(), Refusal::InputSendFailed);
+  QCOMPARE(closed.count(), 0);
+}
+
+void tst_RdpSession::sendToAVanishedGuestIsInputSendFailed() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  guest.process().kill();
+  QVERIFY(guest.process().waitForFinished(5000));
+  // Sends race the worker noticing the loss: the first writes may still land in the
+  // kernel's buffer, then the peer's RST fails them. Every send either succeeded or is
+  // INPUT_SEND_FAILED, and within a second they fail.
+  QElapsedTimer timer;
+  timer.start();
+  Status last = success();
+  int sends = 0;
+  while (last.ok() && timer.elapsed() < 1000) {
+    last = (sends % 2) ? session.sendPointer(quint16(sends % 500), 5, 0, 0)
+                       : session.sendKey(0x1E, sends % 4 == 0);
+    ++sends;
+  }
+  QVERIFY2(!last.ok(), "sends kept succeeding after the guest died");
+  QCOMPARE(last.code(), Refusal::InputSendFailed);
+  qInfo("first failed send after %d sends, %lld ms", sends, timer.elapsed());
+}
+
+void tst_RdpSession::abortIsPrompt_data() {
+  QTest::addColumn<QString>("moment");
+  QTest::newRow("during connect") << QStringLiteral("connect");
+  QTest::newRow("while connected") << QStringLiteral("connected");
+  // A server that accepted the TCP connection and says nothing: FreeRDP sits in its
+  // blocking read of the X.224 answer, polling in 100 ms slices.
+  QTest::newRow("while the server is silent") << QStringLiteral("silent");
+}
+
+void tst_RdpSession::abortIsPrompt() {
+  QFETCH(QString, moment);
+  const bool whileConnected = moment == QStringLiteral("connected");
+  const bool silent = moment == QStringLiteral("silent");
+  GuestProcess guest;
+  QTcpServer mute; // never accepts: the kernel's backlog completes the TCP handshake
+  RdpConfig target;
+  qint64 connectMs = 0;
+  if (silent) {
+    QVERIFY(mute.listen(QHostAddress::LocalHost, 0));
+    target.host = QStringLiteral("127.0.0.1");
+    target.port = mute.serverPort();
+    target.pinSha256 = QByteArray(32, '\x5a');
+    target.configDir = m_configDir->path();
+    connectMs = 200;
+  } else {
+    QVERIFY(startGuest(guest));
+    target = config(guest);
+    // Spread the aborts over the whole handshake: measure one connect first.
+    RdpSession session;
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(connectSession(session, guest));
+    connectMs = t.elapsed();
+  }
+  const auto guestIdle = [&] {
+    const qsizetype accepted = guest.events(QStringLiteral("client_connected")).size();
+    return guest.events(QStringLiteral("client_disconnected")).size() +
+               guest.events(QStringLiteral("client_rejected")).size() >=
+           accepted;
+  };
+  QList<double> latencies;
+  constexpr int kRuns = 20;
+  for (int run = 0; run < kRuns; ++run) {
+    if (!silent)
+      QVERIFY(pumpGuestUntil(guest, guestIdle));
+    const qsizetype acceptedBefore = guest.events(QStringLiteral("client_connected")).size();
+    RdpSession session;
+    QSignalSpy closed(&session, &RdpSession::closed);
+    QSignalSpy failed(&session, &RdpSession::failed);
+    QSignalSpy lost(&session, &RdpSession::lost);
+    if (whileConnected) {
+      QVERIFY(connectSession(session, guest));
+    } else {
+      session.start(target, credentials(kUser, kPassword));
+      // Chooses where in the handshake the abort lands (not a synchronisation).
+      QTest::qWait(int(connectMs * run / kRuns));
+    }
+    QElapsedTimer timer;
+    timer.start();
+    session.abort();
+    latencies.append(double(timer.nsecsElapsed()) / 1e6);
+    QTRY_COMPARE(closed.count(), 1);
+    QCOMPARE(lost.count(), 0);
+    QCOMPARE(session.state(), RdpSession::State::Finished);
+    if (whileConnected || silent)
+      QCOMPARE(failed.count(), 0);
+    QCOMPARE(session.sendKey(0x1E, true).code(), Refusal::InputSendFailed);
+    // Before the next run, let the guest see this client go (else it would answer "busy").
+    if (!silent && session.connectTrace().socketConnected)
+      QVERIFY(pumpGuestUntil(guest, [&] {
+        return guest.events(QStringLiteral("client_connected")).size() > acceptedBefore && guestIdle();
+      }));
+  }
+  qInfo("FIGURE abort_%s_ms %s (connect takes ~%lld ms)", qPrintable(moment),
+        qPrintable(figures(latencies, "ms")), connectMs);
+  // The bound is 100 ms. It is asserted at the 95th percentile: on the shared 2-core
+  // machine (load ~7, ASan) single runs were seen to reach 165 ms, nearly all of it in
+  // joining the worker; a systematic wait (like the 100 ms poll slices that the "silent"
+  // row exposed before abort() shut the socket down) still fails p95.
+  std::sort(latencies.begin(), latencies.end());
+  const double p95 = latencies[qsizetype(0.95 * double(latencies.size() - 1) + 0.5)];
+  QVERIFY2(p95 < 100.0, qPrintable(figures(latencies, "ms")));
+  QVERIFY2(latencies.last() < 250.0, qPrintable(figures(latencies, "ms")));
+}
+
+void tst_RdpSession::deliversMixedInputInOrderExactlyOnce() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+
+  // 200 sends: plain and extended (0xE0xx) keys, moves, button edges and wheel turns.
+  std::mt19937 rng(20240611);
+  const quint16 keys[] = {0x1E,   0x30,   0x2E,   0x1C,   0x39,   0x2A,   0x01,   0x0E,   0x3B,   0x45,
+                          0xE048, 0xE050, 0xE04B, 0xE04D, 0xE01C, 0xE01D, 0xE038, 0xE05B, 0xE053, 0xE035};
+  QList<GuestInput> expected;
+  quint8 buttons = 0;
+  int x = kOpenX, y = kOpenY;
+  for (int i = 0; i < 200; ++i) {
+    const int what = int(rng() % 4);
+    if (what == 0) {
+      const quint16 key = keys[rng() % std::size(keys)];
+      const bool down = rng() % 2;
+      QVERIFY(session.sendKey(key, down).ok());
+      const bool extended = (key >> 8) == 0xE0;
+      expected.append({QStringLiteral("key"), extended ? (0xE000 | (key & 0xFF)) : key,
+                       (extended ? KbdExtended : 0) | (down ? 0 : KbdRelease), 0, 0});
+      continue;
+    }
+    quint8 next = buttons;
+    qint16 wheel = 0;
+    const bool moves = what == 1;
+    if (what == 2)
+      next = quint8(buttons ^ (1u << (rng() % 3))); // one edge of left/right/middle
+    if (what == 3)
+      wheel = (rng() % 2) ? 120 : -120;
+    const int nx = moves ? int(rng() % 1000) : x;
+    const int ny = moves ? int(rng() % 700) : y;
+    QVERIFY(session.sendPointer(quint16(nx), quint16(ny), next, wheel).ok());
+    for (quint16 flags : PointerEncoder::encode(buttons, next, nx != x || ny != y, wheel))
+      expected.append({QStringLiteral("pointer"), 0, flags, nx, ny});
+    buttons = next;
+    x = nx;
+    y = ny;
+  }
+
+  QList<std::pair<int, GuestInput>> seen;
+  pumpGuestUntil(
+      guest,
+      [&] {
+        seen = inputsAfterOpening(guest).value_or(QList<std::pair<int, GuestInput>>());
+        return seen.size() >= expected.size();
+      },
+      15000);
+  // Nothing more trickles in later (exactly once).
+  pumpGuestUntil(
+      guest, [&] { return inputsAfterOpening(guest)->size() > expected.size(); }, 300);
+  seen = inputsAfterOpening(guest).value_or(QList<std::pair<int, GuestInput>>());
+  // In order, with consecutive numbers (nothing else interleaved).
+  for (qsizetype i = 0; i < qMin(seen.size(), expected.size()); ++i) {
+    QVERIFY2(seen[i].second == expected[i], qPrintable(QStringLiteral("#%1: guest %2, sent %3")
+                                                           .arg(i)
+                                                           .arg(describe(seen[i].second))
+                                                           .arg(describe(expected[i]))));
+    if (i > 0)
+      QCOMPARE(seen[i].first, seen[i - 1].first + 1);
+  }
+  QCOMPARE(seen.size(), expected.size());
+}
+
+void tst_RdpSession::eachSendIsOnTheWireWhenItReturns() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+  QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest).has_value(); }));
+
+  // After each send returns, nothing else is sent; the guest must still receive it, so the
+  // bytes cannot be waiting in a client-side buffer for a later write or flush.
+  QList<double> returnUs, deliveredUs;
+  constexpr int kSends = 100;
+  for (int i = 0; i < kSends; ++i) {
+    const qint64 before = monotonicNs();
+    const Status sent =
+        (i % 4 == 3) ? session.sendPointer(quint16(10 + i), 400, 0, 0) : session.sendKey(0x1E, i % 2 == 0);
+    const qint64 returned = monotonicNs();
+    QVERIFY(sent.ok());
+    QVERIFY2(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest)->size() == i + 1; }),
+             qPrintable(QStringLiteral("send #%1 never reached the guest").arg(i)));
+    const qint64 decoded =
+        qint64(guest.events(QStringLiteral("input")).last().value(QStringLiteral("t_ns")).toDouble());
+    if (i % 4 != 3)
+      returnUs.append(double(returned - before) / 1e3);
+    deliveredUs.append(double(decoded - before) / 1e3);
+  }
+  qInfo("FIGURE sendKey_return_us %s", qPrintable(figures(returnUs, "us")));
+  qInfo("FIGURE send_to_guest_decode_us %s", qPrintable(figures(deliveredUs, "us")));
+}
 
 QTEST_GUILESS_MAIN(tst_RdpSession)
 #include "tst_rdpsession.moc"
