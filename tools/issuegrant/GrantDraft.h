@@ -1,0 +1,41 @@
+// GrantDraft: everything a version-1 grant says, before it is rendered to bytes. Filled in
+// by IssueGrantCommand from the command line (or directly by tests); GrantIssuer renders it
+// and checks the result with the console's own GrantLoader.
+//
+// Thread: a value type; use from any thread.
+#pragma once
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QString>
+
+namespace gc::tools {
+
+struct GrantDraft {
+  struct Candidate {
+    QString id;
+    QString label;
+    QJsonObject action; // {"type":"click","x":1,"y":2} or {"type":"key_chord","keys":[…]}
+  };
+
+  QString grantId; // UUID, lowercase
+  QString runId;
+  QString taskId;
+  QDateTime issuedAt;  // UTC, whole seconds
+  QDateTime expiresAt; // UTC, whole seconds
+  QString vmUuid;
+  QString vmName;
+  QString libvirtUri;
+  quint16 port = 0;
+  QString certSha256; // 64 lowercase hex digits; empty iff insecureNoCertPin
+  bool insecureNoCertPin = false;
+  QString title;
+  QList<QPair<QString, QString>> panelFields; // besides the title, in the order given
+  QString mcpServer = QStringLiteral("guest-console");
+  QString mcpTool = QStringLiteral("perform_action");
+  QList<Candidate> candidates; // empty: the grant has no "action"
+};
+
+} // namespace gc::tools
