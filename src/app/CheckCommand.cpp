@@ -2,6 +2,7 @@
 // the binding without consuming anything.
 #include "app/AppPaths.h"
 #include "app/Commands.h"
+#include "console/Console.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
 #include "rdp/CertificateProbe.h"
@@ -43,13 +44,7 @@ CheckResult check(const QCommandLineParser& parser) {
     return {result.fields,
             Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(grant.grantId)}};
 
-  VmTarget target;
-  target.uri = grant.vm.libvirtUri;
-  target.uuid = grant.vm.uuid;
-  target.name = grant.vm.name;
-  target.hostPort = grant.rdp.port;
-  target.guestPort = grant.rdp.guestPort;
-  const Outcome<VmBinding> binding = DomainBinder::bind(target);
+  const Outcome<VmBinding> binding = DomainBinder::bind(Console::vmTargetOf(grant));
   if (!binding.ok())
     return {result.fields, binding.failure()};
   result.fields.insert(QStringLiteral("vm"), QJsonObject{{QStringLiteral("name"), binding->name},

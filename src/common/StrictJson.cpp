@@ -324,33 +324,10 @@ Status Scanner::scanEscape(std::string* decoded) {
   if (atEnd())
     return fail("truncated escape");
   const unsigned char e = peek();
-  char plain = 0;
-  switch (e) {
-  case '"':
-  case '\\':
-  case '/':
-    plain = static_cast<char>(e);
-    break;
-  case 'b':
-    plain = '\b';
-    break;
-  case 'f':
-    plain = '\f';
-    break;
-  case 'n':
-    plain = '\n';
-    break;
-  case 'r':
-    plain = '\r';
-    break;
-  case 't':
-    plain = '\t';
-    break;
-  case 'u':
-    break;
-  default:
+  const std::optional<char> simple = StrictJson::simpleEscape(static_cast<char>(e));
+  if (!simple && e != 'u')
     return fail("invalid escape");
-  }
+  const char plain = simple.value_or(0);
   ++m_pos;
   if (e != 'u') {
     if (decoded)
@@ -453,6 +430,27 @@ Outcome<QJsonObject> StrictJson::parseObject(const QByteArray& bytes, qsizetype 
     return Failure{Refusal::ProtocolMalformed,
                    QStringLiteral("%1 at byte %2").arg(error.errorString()).arg(error.offset)};
   return doc.object();
+}
+
+std::optional<char> StrictJson::simpleEscape(char letter) {
+  switch (letter) {
+  case '"':
+  case '\\':
+  case '/':
+    return letter;
+  case 'b':
+    return '\b';
+  case 'f':
+    return '\f';
+  case 'n':
+    return '\n';
+  case 'r':
+    return '\r';
+  case 't':
+    return '\t';
+  default:
+    return std::nullopt;
+  }
 }
 
 } // namespace gc

@@ -12,6 +12,8 @@
 #include <QByteArray>
 #include <QJsonObject>
 
+#include <optional>
+
 namespace gc {
 
 class StrictJson {
@@ -26,6 +28,10 @@ public:
   // Messages give a byte offset and never echo more than a short, sanitised key.
   // Callers remap the code to their own vocabulary (e.g. GRANT_SCHEMA).
   static Outcome<QJsonObject> parseObject(const QByteArray& bytes, qsizetype maxBytes, int maxDepth = 16);
+
+  // The character a one-letter JSON escape (\" \\ \/ \b \f \n \r \t) stands for; nullopt
+  // for 'u' (four hex digits follow) and for anything that is not an escape.
+  static std::optional<char> simpleEscape(char letter);
 
   // The structural check alone (no values are built); parseObject runs it first.
   static Status validate(const QByteArray& bytes, qsizetype maxBytes, int maxDepth = 16);

@@ -82,6 +82,16 @@ Console::~Console() {
   }
 }
 
+VmTarget Console::vmTargetOf(const Grant& grant) {
+  VmTarget target;
+  target.uri = grant.vm.libvirtUri;
+  target.uuid = grant.vm.uuid;
+  target.name = grant.vm.name;
+  target.hostPort = grant.rdp.port;
+  target.guestPort = grant.rdp.guestPort;
+  return target;
+}
+
 void Console::useConnectionForTest(LibvirtConnection connection) {
   m_connection = std::move(connection);
 }
@@ -149,13 +159,7 @@ Status Console::open() {
       return fail(connection.failure());
     m_connection = std::move(connection).value();
   }
-  VmTarget target;
-  target.uri = m_grant.vm.libvirtUri;
-  target.uuid = m_grant.vm.uuid;
-  target.name = m_grant.vm.name;
-  target.hostPort = m_grant.rdp.port;
-  target.guestPort = m_grant.rdp.guestPort;
-  Outcome<VmBinding> binding = DomainBinder::bind(*m_connection, target);
+  Outcome<VmBinding> binding = DomainBinder::bind(*m_connection, vmTargetOf(m_grant));
   if (!binding.ok())
     return fail(binding.failure());
   m_binding = binding.value();

@@ -23,6 +23,7 @@
 #include "session/PhaseController.h"
 #include "vm/LibvirtConnection.h"
 #include "vm/VmBinding.h"
+#include "vm/VmTarget.h"
 
 #include <QImage>
 #include <QObject>
@@ -42,6 +43,9 @@ class Console : public QObject {
 public:
   Console(ConsoleOptions options, ControlChannel* control, QObject* parent = nullptr);
   ~Console() override;
+
+  // What the grant says the console must bind to (shared with `guest-console check`).
+  static VmTarget vmTargetOf(const Grant& grant);
 
   // Tests only: use this (e.g. read-write test-driver) connection instead of opening a
   // read-only one, so the test can destroy the domain the console watches.

@@ -86,29 +86,7 @@ bool decodeString(Cursor& c, SecureBuffer& out) {
     if (c.p >= c.end)
       return false;
     const char esc = *c.p++;
-    char plain = 0;
-    switch (esc) {
-    case '"':
-    case '\\':
-    case '/':
-      plain = esc;
-      break;
-    case 'b':
-      plain = '\b';
-      break;
-    case 'f':
-      plain = '\f';
-      break;
-    case 'n':
-      plain = '\n';
-      break;
-    case 'r':
-      plain = '\r';
-      break;
-    case 't':
-      plain = '\t';
-      break;
-    case 'u': {
+    if (esc == 'u') {
       unsigned cp = 0;
       if (!read4(c, cp))
         return false;
@@ -127,10 +105,10 @@ bool decodeString(Cursor& c, SecureBuffer& out) {
         return false;
       continue;
     }
-    default:
+    const std::optional<char> plain = StrictJson::simpleEscape(esc);
+    if (!plain)
       return false;
-    }
-    if (!out.append(plain))
+    if (!out.append(*plain))
       return false;
   }
   return false;
