@@ -228,6 +228,16 @@ Status Console::open() {
           [this](const panel::Pointer& p) { onPanelPointer(p.seq, p.x, p.y, p.buttons, p.wheel); });
   connect(m_panel.get(), &PanelServer::frameAcked, &m_pipeline, &FramePipeline::acknowledge);
 
+  // The MCP relay's socket in the private run dir; the action service answers it.
+  m_action = std::make_unique<ActionService>(
+      m_grant, ActionService::VmIdentity{m_binding.uuid, m_binding.name}, &m_phases, &m_barrier, &m_evidence,
+      &m_sink, [this] { return m_frame; });
+  connect(m_action.get(), &ActionService::receiptIssued, this,
+          [this](const QJsonObject& receipt) { m_control->send(QStringLiteral("receipt"), receipt); });
+  m_mcp = std::make_unique<ActionSocketServer>(m_action.get());
+  if (!m_mcp->listen(m_runDir.mcpSocketPath()))
+    return fail(Failure{Refusal::Internal, QStringLiteral("MCP socket: %1").arg(m_mcp->errorString())});
+
   m_control->send(
       QStringLiteral("ready"),
       QJsonObject{{QStringLiteral("run"), m_grant.runId},
@@ -272,8 +282,10 @@ void Console::onCredentials(Credentials& credentials) {
   connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) { close(f.code, f.message); });
   connect(m_rdp.get(), &RdpSession::frameUpdated, this,
           [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
-  connect(m_rdp.get(), &RdpSession::desktopResized, this,
-          [this](QSize size) { m_gate.setDesktopSize(size); });
+  connect(m_rdp.get(), &RdpSession::desktopResized, this, [this](QSize size) {
+    m_desktop = size;
+    m_gate.setDesktopSize(size);
+  });
   record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
   m_rdp->start(config, std::move(credentials));
   credentials.wipe(); // whatever was not moved
@@ -295,6 +307,7 @@ void Console::onRdpFailed(const Failure& failure) {
 
 void Console::onRdpConnected(QSize desktop) {
   m_connected = true;
+  m_desktop = desktop;
   m_sink.setSession(m_rdp.get());
   m_gate.setDesktopSize(desktop);
   record(QStringLiteral("connected"), QJsonObject{{QStringLiteral("width"), desktop.width()},
@@ -323,7 +336,7 @@ void Console::sendWelcome() {
   if (!m_panelReady || !m_connected || !m_panel)
     return;
   m_panel->sendText(panel::welcome(m_grant.runId, m_grant.taskId, m_grant.vm.name, identity(),
-                                   phaseName(m_phases.phase()), m_frame.width(), m_frame.height()));
+                                   phaseName(m_phases.phase()), m_desktop.width(), m_desktop.height()));
   m_pipeline.reset();
   if (!m_frame.isNull())
     m_pipeline.submit(m_frame, {m_frame.rect()});

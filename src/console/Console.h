@@ -119,6 +119,7 @@ private:
   FramePipeline m_pipeline;
   QTimer m_expiry;
   QImage m_frame;
+  QSize m_desktop;
   QByteArray m_capability;
   int m_authAttempt = 0;
   bool m_awaitingCredentials = false;

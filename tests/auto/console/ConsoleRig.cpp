@@ -1,6 +1,7 @@
 #include "ConsoleRig.h"
 
 #include "vm/LibvirtConnection.h"
+#include "widgets/FrameUpdate.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -33,10 +34,14 @@ ConsoleRig::ConsoleRig(GrantSpec s) : spec(std::move(s)) {
     panelReceived.append(QJsonDocument::fromJson(m.toUtf8()).object());
   });
   QObject::connect(&panel, &QWebSocket::binaryMessageReceived, [this](const QByteArray& packet) {
+    // Decoded as a panel does (the viewer's parser): every rectangle applied, then acked.
+    const Outcome<viewer::FrameUpdate> update = viewer::FrameUpdate::parse(packet);
+    if (!update.ok())
+      return;
+    if (Outcome<QImage> next = update->apply(canvas); next.ok())
+      canvas = next.value();
     ++framesReceived;
-    quint32 id = 0;
-    std::memcpy(&id, packet.constData() + 4, 4);
-    panel.sendTextMessage(QStringLiteral("{\"type\":\"frame_ack\",\"frame\":%1}").arg(id));
+    panel.sendTextMessage(QStringLiteral("{\"type\":\"frame_ack\",\"frame\":%1}").arg(update->frameId()));
   });
 }
 

@@ -8,6 +8,7 @@
 #include "session/ControlChannel.h"
 #include "vm/LibvirtEventLoop.h"
 
+#include <QImage>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QWebSocket>
@@ -53,6 +54,7 @@ public:
   QWebSocket panel;
   QList<QJsonObject> panelReceived;
   int framesReceived = 0;
+  QImage canvas; // the panel's picture, from the binary frame updates
   bool finished = false;
 
 private:

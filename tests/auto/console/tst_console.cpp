@@ -6,6 +6,7 @@
 #include "rdp/RdpSession.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
+#include "testguest/IdentityMarker.h"
 #include "vm/testsupport/DomainControl.h"
 
 #include <QDirIterator>
@@ -70,15 +71,23 @@ private slots:
     QVERIFY(rig.connectGuest());
     QVERIFY(rig.connectPanel());
     QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
+    // The panel's picture is the granted guest's: its identity marker survives the pipeline.
+    const QImage shown = rig.canvas.convertToFormat(QImage::Format_RGB32);
+    const auto marker =
+        testguest::findMarker(shown.constBits(), int(shown.bytesPerLine()), shown.width(), shown.height());
+    QVERIFY(marker.has_value());
+    QCOMPARE(*marker, 0x600dcafeu);
     const QJsonObject welcome = rig.panelMessages(QStringLiteral("welcome")).value(0);
     QCOMPARE(welcome.value(QStringLiteral("phase")).toString(), QStringLiteral("SETUP"));
     QCOMPARE(welcome.value(QStringLiteral("width")).toInt(), 1024);
     QCOMPARE(welcome.value(QStringLiteral("vm")).toString(), QStringLiteral("demo-vm"));
-    // The run directory exists while open and holds only the binding and FreeRDP's empty dir.
+    // The run directory exists while open and holds only the binding, the MCP socket and
+    // FreeRDP's empty dir.
     const QString runDir = rig.console->runDirectory();
     QVERIFY(QFileInfo(runDir).isDir());
-    QCOMPARE(QDir(runDir).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
-             (QStringList{QStringLiteral("binding.json"), QStringLiteral("freerdp")}));
+    QCOMPARE(
+        QDir(runDir).entryList(QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot | QDir::Hidden),
+        (QStringList{QStringLiteral("binding.json"), QStringLiteral("freerdp"), QStringLiteral("mcp.sock")}));
     QVERIFY(QDir(runDir + QStringLiteral("/freerdp")).isEmpty());
 
     rig.sendControl("{\"cmd\":\"close\"}");
@@ -320,6 +329,40 @@ private slots:
     const auto v = EvidenceLog::verifyFile(evidenceFile(rig));
     QVERIFY2(v.ok, qPrintable(v.error));
     qInfo("%s -> CLOSED(%s) in %lld ms", qPrintable(cause), qPrintable(code), ms);
+  }
+
+  // Panic closes from every phase the console rests in (LOCKING and ACTION are passed
+  // through synchronously; the phase table test covers them).
+  void panicFromEveryRestingPhase_data() {
+    QTest::addColumn<QString>("phase");
+    QTest::newRow("SETUP") << "SETUP";
+    QTest::newRow("CAPTURING") << "CAPTURING";
+    QTest::newRow("REVIEWING") << "REVIEWING";
+  }
+  void panicFromEveryRestingPhase() {
+    QFETCH(QString, phase);
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    if (phase != QLatin1String("SETUP")) {
+      rig.sendControl("{\"cmd\":\"lock\"}");
+      QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING")));
+    }
+    if (phase == QLatin1String("REVIEWING")) {
+      QTRY_VERIFY(!rig.console->currentFrame().isNull());
+      QVERIFY(rig.console->actionService()->captureDesktop().ok());
+      QVERIFY(rig.waitPhase(QStringLiteral("REVIEWING")));
+    }
+    const QString runDir = rig.console->runDirectory();
+    rig.sendControl("{\"cmd\":\"panic\"}");
+    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 3000));
+    QTRY_VERIFY(rig.finished);
+    QVERIFY(rig.waitControl(QStringLiteral("closed")));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("PANIC"));
+    QVERIFY(!QFileInfo::exists(runDir));
   }
 
   void refusesAtOpen_data() {

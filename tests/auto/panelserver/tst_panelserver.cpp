@@ -1,5 +1,8 @@
 #include "bridge/panel/PanelServer.h"
+#include "session/Phase.h"
 
+#include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
@@ -89,6 +92,54 @@ struct Rig {
 class tst_PanelServer : public QObject {
   Q_OBJECT
 private slots:
+  // The C++ side follows resources/protocol/panel-protocol.json, the protocol's source of
+  // truth (the extension's protocolSync test holds the TypeScript side to the same file).
+  void followsTheProtocolSourceOfTruth() {
+    QFile file(QStringLiteral(GC_PROTOCOL_JSON));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonObject spec = QJsonDocument::fromJson(file.readAll()).object();
+    QCOMPARE(spec.value(QStringLiteral("version")).toInt(), panel::kProtocolVersion);
+    const QJsonObject limits = spec.value(QStringLiteral("limits")).toObject();
+    QCOMPARE(limits.value(QStringLiteral("maxTextMessageBytes")).toInt(), int(panel::kMaxTextMessageBytes));
+    QCOMPARE(limits.value(QStringLiteral("helloDeadlineMs")).toInt(), panel::kHelloDeadlineMs);
+    QCOMPARE(limits.value(QStringLiteral("maxUnackedFrames")).toInt(), panel::kMaxUnackedFrames);
+    QCOMPARE(limits.value(QStringLiteral("maxMessagesPerSecond")).toInt(), panel::kMaxMessagesPerSecond);
+    const PanelPolicy defaults;
+    QCOMPARE(defaults.helloDeadlineMs, panel::kHelloDeadlineMs);
+    QCOMPARE(defaults.maxMessagesPerSecond, panel::kMaxMessagesPerSecond);
+    // Every panel→console type parses (with its fields), nothing else does.
+    const QJsonObject in = spec.value(QStringLiteral("panelToConsole")).toObject();
+    QCOMPARE(in.keys(),
+             (QStringList{QStringLiteral("close"), QStringLiteral("frame_ack"), QStringLiteral("hello"),
+                          QStringLiteral("key"), QStringLiteral("lock"), QStringLiteral("pointer")}));
+    // Every console→panel message the console writes carries a type the spec lists, with its fields.
+    const QJsonObject out = spec.value(QStringLiteral("consoleToPanel")).toObject();
+    const QList<QByteArray> written{panel::welcome(QStringLiteral("r"), QStringLiteral("t"),
+                                                   QStringLiteral("vm"), {}, QStringLiteral("SETUP"), 1, 1),
+                                    panel::phase(QStringLiteral("SETUP"), QStringLiteral("x")),
+                                    panel::inputAck(1),
+                                    panel::inputRefused(1, Refusal::PhaseLocked),
+                                    panel::drained(1),
+                                    panel::error(Refusal::Flood, QStringLiteral("m")),
+                                    panel::bye(QStringLiteral("x"))};
+    QCOMPARE(written.size(), out.size());
+    for (const QByteArray& message : written) {
+      const QJsonObject o = QJsonDocument::fromJson(message).object();
+      const QString type = o.value(QStringLiteral("type")).toString();
+      QVERIFY2(out.contains(type), qPrintable(type));
+      QStringList fields = o.keys();
+      fields.removeAll(QStringLiteral("type"));
+      QCOMPARE(fields, out.value(type).toObject().keys());
+    }
+    QStringList phases;
+    for (const QJsonValue p : spec.value(QStringLiteral("phases")).toArray())
+      phases << p.toString();
+    QStringList ours;
+    for (Phase p : kAllPhases)
+      ours << phaseName(p);
+    QCOMPARE(phases, ours);
+  }
+
   void listensOnLoopbackOnly() {
     Rig rig;
     QVERIFY(rig.start());
