@@ -250,7 +250,8 @@ export async function launchConsole(options: ConsoleOptions = {}): Promise<Conso
     '--mcp-server', mcpServer,
     '--mcp-tool', options.tool ?? 'perform_action',
   ];
-  for (const c of options.candidates ?? []) grantArgs.push('--candidate', `${c.id}:${c.label}:${JSON.stringify(c.action)}`);
+  for (const c of options.candidates ?? [])
+    grantArgs.push('--candidate', `${c.id}:${c.label}:${JSON.stringify(c.action)}`);
   const issued = await run(BIN.issueGrant, grantArgs, JSON.stringify(guestReady) + '\n');
   assert.equal(issued.code, 0, `gc-issue-grant: ${issued.stderr}`);
   const grantDigest = createHash('sha256').update(readFileSync(grantPath)).digest('hex');
@@ -266,7 +267,8 @@ export async function launchConsole(options: ConsoleOptions = {}): Promise<Conso
   const asked = await console_.log.waitFor('credentials_required');
   assert.equal(asked.username, USERNAME);
   console_.send({ cmd: 'credentials', username: USERNAME, password: SENTINEL_PASSWORD, domain: '' });
-  await console_.log.waitFor('phase', (l) => l.phase === 'SETUP' && l.reason === 'guest connected', 'SETUP "guest connected"');
+  const connected = (l: Line) => l.phase === 'SETUP' && l.reason === 'guest connected';
+  await console_.log.waitFor('phase', connected, 'SETUP "guest connected"');
 
   const handle: ConsoleHandle = {
     root,
