@@ -24,7 +24,8 @@ int runSweep(const QStringList& arguments) {
     if (json) {
       RunSweeper::Report report;
       report.refused = paths.failure();
-      std::fputs(QJsonDocument(report.toJson()).toJson(QJsonDocument::Compact).append('\n').constData(), stdout);
+      std::fputs(QJsonDocument(report.toJson()).toJson(QJsonDocument::Compact).append('\n').constData(),
+                 stdout);
     } else {
       std::fprintf(stdout, "refused: %s\n", qPrintable(paths.failure().toString()));
     }
@@ -32,7 +33,8 @@ int runSweep(const QStringList& arguments) {
   }
   const RunSweeper::Report report = RunSweeper::sweep(paths->runtimeDir);
   if (json) {
-    std::fputs(QJsonDocument(report.toJson()).toJson(QJsonDocument::Compact).append('\n').constData(), stdout);
+    std::fputs(QJsonDocument(report.toJson()).toJson(QJsonDocument::Compact).append('\n').constData(),
+               stdout);
   } else {
     for (const QString& run : report.removed)
       std::fprintf(stdout, "removed %s\n", qPrintable(run));

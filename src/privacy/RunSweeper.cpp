@@ -14,15 +14,15 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
+#include <utility>
 #include <vector>
 
 namespace gc {
 namespace {
 
-constexpr int kMaxDepth = 16;             // a run dir is 2 levels deep; anything deeper is odd
+constexpr int kMaxDepth = 16;                // a run dir is 2 levels deep; anything deeper is odd
 constexpr qsizetype kMaxBindingBytes = 4096; // binding.json is ~200 bytes
-constexpr qint64 kMaxPid = 4194304;       // PID_MAX_LIMIT on 64-bit Linux
+constexpr qint64 kMaxPid = 4194304;          // PID_MAX_LIMIT on 64-bit Linux
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
@@ -37,6 +37,10 @@ public:
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   Fd(Fd&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(m_fd, other.m_fd);
+    return *this;
+  }
   int get() const { return m_fd; }
   bool valid() const { return m_fd >= 0; }
 
@@ -178,8 +182,9 @@ Outcome<Binding> readBinding(int dirfd) {
   if (!parsed.ok())
     return invalid(QStringLiteral("not strict JSON"));
   const QJsonObject& o = parsed.value();
-  static const QStringList kFields{QStringLiteral("app"), QStringLiteral("grant_digest"), QStringLiteral("pid"),
-                                   QStringLiteral("run"), QStringLiteral("start_time")};
+  static const QStringList kFields{QStringLiteral("app"), QStringLiteral("grant_digest"),
+                                   QStringLiteral("pid"), QStringLiteral("run"),
+                                   QStringLiteral("start_time")};
   QStringList keys = o.keys();
   keys.sort();
   if (keys != kFields)
@@ -310,7 +315,8 @@ RunSweeper::Report RunSweeper::sweep(const QString& runtimeDir) {
   if (!runtime.valid()) {
     if (errno == ENOENT)
       return report;
-    return refuse(runtimeDir, QStringLiteral("cannot be opened without following links: %1").arg(errnoText(errno)));
+    return refuse(runtimeDir,
+                  QStringLiteral("cannot be opened without following links: %1").arg(errnoText(errno)));
   }
   Opened app = openRootComponent(runtime.get(), "guest-console");
   if (app.problem)

@@ -61,7 +61,8 @@ bool isPresent(const QString& path) {
   return ::lstat(QFile::encodeName(path).constData(), &st) == 0;
 }
 
-QByteArray bindingJson(const QString& run, qint64 pid, quint64 startTime, const QString& app = "guest-console") {
+QByteArray bindingJson(const QString& run, qint64 pid, quint64 startTime,
+                       const QString& app = "guest-console") {
   const QJsonObject o{{"app", app},
                       {"run", run},
                       {"pid", pid},
@@ -93,9 +94,9 @@ class tst_Sweep : public QObject {
   Q_OBJECT
 
   QTemporaryDir m_scratch;
-  QString m_runtime;  // the runtime dir handed to the sweeper
-  QString m_runs;     // <runtime>/guest-console/runs
-  QString m_outside;  // a directory outside the app's root with precious content
+  QString m_runtime; // the runtime dir handed to the sweeper
+  QString m_runs;    // <runtime>/guest-console/runs
+  QString m_outside; // a directory outside the app's root with precious content
 
   bool makeRunDir(const QString& name, const QByteArray& binding) {
     const QString dir = m_runs + "/" + name;
@@ -136,24 +137,30 @@ private slots:
     QTest::newRow("orphan-dead-pid") << Plant::OrphanDeadPid << true << QString() << false;
     QTest::newRow("orphan-reused-pid") << Plant::OrphanReusedPid << true << QString() << false;
     QTest::newRow("live-console") << Plant::LiveConsole << false << QString("live console") << false;
-    QTest::newRow("symlink-to-precious-file") << Plant::SymlinkToPreciousFile << false << QString("symbolic link")
-                                              << false;
-    QTest::newRow("symlink-to-precious-dir") << Plant::SymlinkToPreciousDir << false << QString("symbolic link")
-                                             << false;
-    QTest::newRow("symlinked-runs-root") << Plant::SymlinkedRunsRoot << false << QString("symbolic link") << true;
+    QTest::newRow("symlink-to-precious-file")
+        << Plant::SymlinkToPreciousFile << false << QString("symbolic link") << false;
+    QTest::newRow("symlink-to-precious-dir")
+        << Plant::SymlinkToPreciousDir << false << QString("symbolic link") << false;
+    QTest::newRow("symlinked-runs-root")
+        << Plant::SymlinkedRunsRoot << false << QString("symbolic link") << true;
     QTest::newRow("no-binding") << Plant::NoBinding << false << QString("no binding") << false;
-    QTest::newRow("binding-not-json") << Plant::BindingNotJson << false << QString("not strict JSON") << false;
-    QTest::newRow("binding-duplicate-key") << Plant::BindingDuplicateKey << false << QString("not strict JSON")
-                                           << false;
-    QTest::newRow("binding-extra-field") << Plant::BindingExtraField << false << QString("field set") << false;
+    QTest::newRow("binding-not-json")
+        << Plant::BindingNotJson << false << QString("not strict JSON") << false;
+    QTest::newRow("binding-duplicate-key")
+        << Plant::BindingDuplicateKey << false << QString("not strict JSON") << false;
+    QTest::newRow("binding-extra-field")
+        << Plant::BindingExtraField << false << QString("field set") << false;
     QTest::newRow("binding-wrong-type") << Plant::BindingWrongType << false << QString("types") << false;
-    QTest::newRow("binding-other-app") << Plant::BindingOtherApp << false << QString("not guest-console") << false;
-    QTest::newRow("binding-is-symlink") << Plant::BindingIsSymlink << false << QString("invalid binding") << false;
-    QTest::newRow("binding-names-another-dir") << Plant::BindingNamesAnotherDir << false
-                                               << QString("names another run") << false;
-    QTest::newRow("foreign-owned-file") << Plant::ForeignOwnedFile << false << QString("not owned by us") << false;
-    QTest::newRow("foreign-owned-run-dir") << Plant::ForeignOwnedRunDir << false << QString("not owned by us")
-                                           << false;
+    QTest::newRow("binding-other-app")
+        << Plant::BindingOtherApp << false << QString("not guest-console") << false;
+    QTest::newRow("binding-is-symlink")
+        << Plant::BindingIsSymlink << false << QString("invalid binding") << false;
+    QTest::newRow("binding-names-another-dir")
+        << Plant::BindingNamesAnotherDir << false << QString("names another run") << false;
+    QTest::newRow("foreign-owned-file")
+        << Plant::ForeignOwnedFile << false << QString("not owned by us") << false;
+    QTest::newRow("foreign-owned-run-dir")
+        << Plant::ForeignOwnedRunDir << false << QString("not owned by us") << false;
     QTest::newRow("nested-symlink-in-orphan") << Plant::NestedSymlinkInOrphan << true << QString() << false;
   }
 
@@ -191,9 +198,10 @@ private slots:
       QVERIFY(makeRunDir("victim", "{\"app\":\"guest-console\",\"run\":"));
       break;
     case Plant::BindingDuplicateKey:
-      QVERIFY(makeRunDir("victim", "{\"app\":\"guest-console\",\"run\":\"victim\",\"run\":\"victim\",\"pid\":" +
-                                       QByteArray::number(deadPid()) +
-                                       ",\"start_time\":\"1\",\"grant_digest\":\"" + kDigest.toLatin1() + "\"}"));
+      QVERIFY(
+          makeRunDir("victim", "{\"app\":\"guest-console\",\"run\":\"victim\",\"run\":\"victim\",\"pid\":" +
+                                   QByteArray::number(deadPid()) +
+                                   ",\"start_time\":\"1\",\"grant_digest\":\"" + kDigest.toLatin1() + "\"}"));
       break;
     case Plant::BindingExtraField: {
       QJsonObject o = QJsonDocument::fromJson(bindingJson("victim", deadPid(), 1)).object();
@@ -223,10 +231,11 @@ private slots:
         QSKIP("chown to nobody needs root");
       QVERIFY(makeRunDir("victim", bindingJson("victim", deadPid(), 1)));
       QVERIFY(writeFile(victim + "/freerdp/theirs", kPrecious));
-      QCOMPARE(::chown(QFile::encodeName(plant == Plant::ForeignOwnedFile ? victim + "/freerdp/theirs" : victim)
-                           .constData(),
-                       kNobody, kNobody),
-               0);
+      QCOMPARE(
+          ::chown(QFile::encodeName(plant == Plant::ForeignOwnedFile ? victim + "/freerdp/theirs" : victim)
+                      .constData(),
+                  kNobody, kNobody),
+          0);
       break;
     case Plant::NestedSymlinkInOrphan:
       QVERIFY(makeRunDir("victim", bindingJson("victim", deadPid(), 1)));
@@ -304,9 +313,7 @@ private slots:
     QVERIFY(report.removed.isEmpty() && report.kept.isEmpty());
   }
 
-  void refusesARelativeRuntimeDir() {
-    QVERIFY(RunSweeper::sweep("relative/dir").refused.has_value());
-  }
+  void refusesARelativeRuntimeDir() { QVERIFY(RunSweeper::sweep("relative/dir").refused.has_value()); }
 };
 
 QTEST_GUILESS_MAIN(tst_Sweep)

@@ -193,7 +193,7 @@ function scanMemory(pid, needles, { maxMapping = 1 << 30 } = {}) {
 function parseStrace(text) {
   const ops = [];
   const str = '"((?:[^"\\\\]|\\\\.)*)"';
-  const dirfd = '(AT_FDCWD|\\d+(?:<([^>]*)>)?)';
+  const dirfd = '(AT_FDCWD|\\d+)(?:<([^>]*)>)?';
   const patterns = [
     ['openat', new RegExp(`openat\\(${dirfd}, ${str}, ([A-Z_|0-9]+)`)],
     ['open', new RegExp(`\\bopen\\(${str}, ([A-Z_|0-9]+)`)],
@@ -205,15 +205,16 @@ function parseStrace(text) {
   ];
   for (const line of text.split('\n')) {
     if (line.includes('resumed>')) continue;
-    const result = (/= (-?\d+)(?: ([A-Z]+))?/.exec(line.slice(line.lastIndexOf(')'))) || [])[0] || '';
+    const r = /\s= (-?\d+)(?: (E[A-Z0-9]+))?[^=]*$/.exec(line);
+    const result = r ? (r[2] || r[1]) : '';
     let m;
     if ((m = patterns[0][1].exec(line))) {
-      const base = m[1] === 'AT_FDCWD' ? '' : (m[2] || `fd${m[1]}`);
+      const base = m[2] || (m[1] === 'AT_FDCWD' ? '' : `fd${m[1]}`);
       const p = m[3].startsWith('/') || !base ? m[3] : `${base}/${m[3]}`;
       ops.push({ op: 'openat', path: p, flags: m[4], result });
     } else if ((m = patterns[1][1].exec(line))) ops.push({ op: 'open', path: m[1], flags: m[2], result });
     else if ((m = patterns[2][1].exec(line))) ops.push({ op: 'creat', path: m[1], flags: 'O_CREAT|O_WRONLY', result });
-    else if ((m = patterns[4][1].exec(line))) ops.push({ op: 'mkdir', path: (m[1] === 'AT_FDCWD' ? '' : (m[2] || '') + '/') + m[3], flags: '', result });
+    else if ((m = patterns[4][1].exec(line))) ops.push({ op: 'mkdir', path: m[3].startsWith('/') ? m[3] : `${m[2] || ''}/${m[3]}`, flags: '', result });
     else if ((m = patterns[3][1].exec(line))) ops.push({ op: 'mkdir', path: m[1], flags: '', result });
     else if (/\brename/.test(line) || /\b(sym)?link(at)?\(/.test(line)) ops.push({ op: 'rename/link', path: line.trim().slice(0, 300), flags: '', result });
   }
