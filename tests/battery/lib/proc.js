@@ -148,7 +148,7 @@ const isLoopback = (a) => a === '127.0.0.1' || a === '::1' || a === '::ffff:127.
 // Reads every readable mapping of `pid` through /proc/PID/mem (root) and reports where the
 // needles occur. Mappings larger than maxMapping (ASan's shadow, terabytes of reserved
 // zero pages) are listed as skipped, never silently dropped.
-function scanMemory(pid, needles, { maxMapping = 1 << 30 } = {}) {
+function scanMemory(pid, needles, { maxMapping = 1 << 30, asanShadow = false } = {}) {
   const maps = fs.readFileSync(`/proc/${pid}/maps`, 'latin1').trim().split('\n').map((l) => {
     const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s*(.*)$/.exec(l);
     return m && { start: parseInt(m[1], 16), end: parseInt(m[2], 16), perms: m[3], path: m[4] || '[anonymous]', text: l };
@@ -182,6 +182,21 @@ function scanMemory(pid, needles, { maxMapping = 1 << 30 } = {}) {
             hits.push({ needle: n.name, address: '0x' + addr.toString(16), mapping: `${m.start.toString(16)}-${m.end.toString(16)} ${m.perms} ${m.path}`, offsetInMapping: addr - m.start });
           }
         }
+      }
+    }
+    // ASan (x86_64): shadow byte of address a at (a >> 3) + 0x7fff8000. 0x00-0x07: the bytes
+    // belong to a live allocation; 0xfd: freed (held in ASan's quarantine, not scrubbed);
+    // 0xfa/0xfb: redzones. Tells a live copy from a freed one that nobody wiped.
+    if (asanShadow) {
+      const sb = Buffer.alloc(1);
+      for (const h of hits) {
+        const a = parseInt(h.address, 16);
+        try {
+          fs.readSync(fd, sb, 0, 1, Math.floor(a / 8) + 0x7fff8000);
+          const v = sb[0];
+          h.asanShadow = '0x' + v.toString(16).padStart(2, '0');
+          h.state = v <= 7 ? 'live allocation' : v === 0xfd ? 'freed, not wiped (ASan quarantine)' : v === 0xfa || v === 0xfb ? 'redzone' : 'other';
+        } catch (e) { h.state = `shadow unreadable (${e.code})`; }
       }
     }
   } finally { fs.closeSync(fd); }
