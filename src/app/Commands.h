@@ -10,6 +10,7 @@ int runCheck(const QStringList& arguments);
 int runOpen(const QStringList& arguments);
 int runEvidence(const QStringList& arguments);
 int runMcp(const QStringList& arguments);
+int runSweep(const QStringList& arguments);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

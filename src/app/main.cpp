@@ -14,6 +14,7 @@ constexpr const char* kUsage = "usage: guest-console <command> [options]\n"
                                "  open      open the console for a grant (JSON lines on stdin/stdout)\n"
                                "  mcp       --run RUN: the MCP server (stdio) for a running console\n"
                                "  evidence  verify FILE: check an evidence log's hash chain\n"
+                               "  sweep     remove run directories of consoles that are gone\n"
                                "Run 'guest-console <command> --help' for a command's options.\n";
 
 } // namespace
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
     return gc::runOpen(args);
   if (command == QLatin1String("mcp"))
     return gc::runMcp(args);
+  if (command == QLatin1String("sweep"))
+    return gc::runSweep(args);
   if (command == QLatin1String("evidence")) {
     args.insert(1, command);
     return gc::runEvidence(args);
