@@ -178,7 +178,7 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   if (receipt.failure)
     m_phases->close(receipt.failure->code, QStringLiteral("action failed: %1").arg(receipt.failure->message));
   else
-    (void)m_phases->transition(Phase::Closed, QStringLiteral("action performed"));
+    m_phases->close(Refusal::ActionDone, QStringLiteral("action performed"));
   return receipt;
 }
 

@@ -1,5 +1,5 @@
-// guest-console: the headless console. Subcommands: check, open, evidence (and, as the
-// parts land, sweep). Each has its own --help.
+// guest-console: the headless console. Subcommands: check, open, mcp, sweep, evidence.
+// Each has its own --help.
 #include "app/Commands.h"
 #include "common/Log.h"
 

@@ -71,6 +71,7 @@
   X(ActionInvalid, "ACTION_INVALID", "the action is not one the grant allows")                               \
   X(AlreadyActed, "ALREADY_ACTED", "the one action was already used")                                        \
   /* lifecycle */                                                                                            \
+  X(ActionDone, "ACTION_DONE", "the one action was performed; the run is complete")                          \
   X(Expired, "EXPIRED", "the grant expired while the console was open")                                      \
   X(Panic, "PANIC", "the operator pressed panic")                                                            \
   X(OperatorClose, "OPERATOR_CLOSE", "the operator closed the console")                                      \

@@ -2,6 +2,7 @@
 
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
+#include "privacy/RunSweeper.h"
 #include "rdp/CertificateProbe.h"
 #include "rdp/RdpSession.h"
 #include "session/ControlChannel.h"
@@ -164,6 +165,8 @@ Status Console::open() {
     return fail(binding.failure());
   m_binding = binding.value();
 
+  // Run dirs of consoles that were killed go first (only provably ours and provably dead).
+  (void)RunSweeper::sweep(m_options.runtimeDir);
   if (Status created =
           m_runDir.create(m_options.runtimeDir, m_grant.runId, QString::fromLatin1(m_grant.digestHex));
       !created.ok())
@@ -368,9 +371,6 @@ void Console::requestLock(const QString& by) {
     m_control->sendError(Refusal::PhaseWrong, QStringLiteral("the guest is not connected yet"));
     return;
   }
-  record(QStringLiteral("lock_requested"), QJsonObject{{QStringLiteral("by"), by},
-                                                       {QStringLiteral("queued"), m_gate.queued()},
-                                                       {QStringLiteral("input"), inputCounts()}});
   const Status locked = m_barrier.requestLock(by);
   if (!locked.ok()) {
     if (m_phases.isClosed())
@@ -381,6 +381,10 @@ void Console::requestLock(const QString& by) {
 }
 
 void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {
+  if (to == Phase::Locking) // whoever asked (panel, control channel, MCP host): the gate just closed
+    record(QStringLiteral("lock_requested"), QJsonObject{{QStringLiteral("reason"), reason},
+                                                         {QStringLiteral("queued"), m_gate.queued()},
+                                                         {QStringLiteral("input"), inputCounts()}});
   record(QStringLiteral("phase"), QJsonObject{{QStringLiteral("from"), phaseName(from)},
                                               {QStringLiteral("to"), phaseName(to)},
                                               {QStringLiteral("reason"), reason}});

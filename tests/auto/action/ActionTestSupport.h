@@ -1,4 +1,4 @@
-// Shared by tst_action and gc-action-testhost: a grant built in code (no file, no clock),
+// For tst_action: a grant built in code (no file, no clock),
 // a synthetic guest frame with a known pattern, and a sink that records what would reach
 // the guest.
 #pragma once

@@ -302,7 +302,7 @@ describe('guest-console mcp (official SDK client, real console and test guest)',
     assert.deepEqual(withoutEvent(controlReceipt), receipt);
     const closed = await handle.console.log.waitFor('closed');
     assert.equal(closed.message, 'action performed');
-    assert.equal(closed.reason, 'OPERATOR_CLOSE');
+    assert.equal(closed.reason, 'ACTION_DONE');
     assert.match(String(closed.evidence_head), /^[0-9a-f]{64}$/);
     assert.equal(await handle.console.exited, 0);
 
