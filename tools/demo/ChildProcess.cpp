@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 
 #include <cstdio>
+#include <unistd.h>
 
 namespace gc::tools {
 
@@ -37,6 +38,10 @@ void ChildProcess::setForwardStderr(bool forward) {
 }
 
 bool ChildProcess::start(const QString& program, const QStringList& arguments) {
+  // Its own process group: a Ctrl-C at the terminal reaches the demo only, which then ends
+  // the children in order (stdin EOF first) instead of having them all die mid-step. Were
+  // the demo killed outright, they still end on stdin EOF.
+  m_process.setChildProcessModifier([] { ::setpgid(0, 0); });
   m_process.start(program, arguments, QIODevice::ReadWrite);
   if (!m_process.waitForStarted(10000))
     return false;

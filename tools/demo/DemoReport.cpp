@@ -133,9 +133,11 @@ void DemoReport::printSummary() const {
   print(QStringLiteral("Input"));
   if (input.contains(QStringLiteral("sent"))) {
     print(QStringLiteral("  operator     %1").arg(str(input, "script")));
-    print(QStringLiteral("  panel        sent %1, acknowledged %2, refused %3 (%4)")
-              .arg(str(input, "sent"), str(input, "acknowledged"), str(input, "refused"),
-                   counts(input.value(QStringLiteral("refused_by_code")).toObject())));
+    print(
+        QStringLiteral(
+            "  panel        sent %1 (%2 in setup, the rest after the lock), acknowledged %3, refused %4 (%5)")
+            .arg(str(input, "sent"), str(input, "setup_sent"), str(input, "acknowledged"),
+                 str(input, "refused"), counts(input.value(QStringLiteral("refused_by_code")).toObject())));
     print(QStringLiteral("  lock         drained upto %1 before the lock was committed")
               .arg(str(input, "drained_upto")));
   } else if (input.contains(QStringLiteral("script"))) {

@@ -325,9 +325,11 @@ bool DemoRun::openConsole() {
   m_report.check(
       QStringLiteral("console bound the demo VM"),
       str(identity, "vm_name") == m_vmName && m_vmUuid.startsWith(str(identity, "vm_uuid_prefix")) &&
-          str(identity, "cert_fingerprint") == pinPrefix(m_report.section(QStringLiteral("binding"))
-                                                             .value(QStringLiteral("cert_sha256"))
-                                                             .toString()),
+          str(identity, "cert_fingerprint")
+                  .compare(pinPrefix(m_report.section(QStringLiteral("binding"))
+                                         .value(QStringLiteral("cert_sha256"))
+                                         .toString()),
+                           Qt::CaseInsensitive) == 0,
       QStringLiteral("%1 %2 %3")
           .arg(str(identity, "vm_name"), str(identity, "vm_uuid_prefix"), str(identity, "cert_fingerprint")));
 
@@ -335,7 +337,8 @@ bool DemoRun::openConsole() {
     return false;
   const QJsonObject asked =
       m_console->events(QStringLiteral("event"), QStringLiteral("credentials_required")).first();
-  // What the VS Code extension does with its password box: one line on the console's stdin.
+  // What the VS Code extension does with its password box: one line on the console's stdin
+  // ("cmd" first: QJsonObject sorts keys, and "cmd" sorts before the others).
   QByteArray line = QJsonDocument(QJsonObject{{QStringLiteral("cmd"), QStringLiteral("credentials")},
                                               {QStringLiteral("username"), str(asked, "username")},
                                               {QStringLiteral("password"), QString::fromLatin1(m_password)},
@@ -438,6 +441,8 @@ bool DemoRun::viewerSetup() {
 }
 
 bool DemoRun::captureAndAct() {
+  if (EventWait::interrupted())
+    return false;
   m_relay = spawn(QStringLiteral("mcp"), QDir(m_options.binDir).filePath(QStringLiteral("guest-console")),
                   QStringList{QStringLiteral("mcp"), QStringLiteral("--run"), m_runId} + consoleArgs());
   if (!m_relay)
@@ -550,7 +555,8 @@ void DemoRun::finishConsole() {
   if (!m_console || m_console->hasExited())
     return;
   // The action closes the console; if the demo stopped earlier, close it as the extension would.
-  if (!EventWait::until([this] { return !m_closed.isEmpty(); }, EventWait::interrupted() ? 0 : kExitMs)) {
+  const bool acted = !m_receipt.isEmpty();
+  if (!EventWait::until([this] { return !m_closed.isEmpty(); }, acted ? kExitMs : 0)) {
     m_console->writeLine(QByteArrayLiteral("{\"cmd\":\"close\"}"));
     EventWait::until([this] { return !m_closed.isEmpty(); }, kExitMs);
   }
@@ -616,6 +622,7 @@ void DemoRun::collectGuestInput() {
     input.insert(QStringLiteral("drained_upto"), qint64(c.drainedUpto));
     input.insert(QStringLiteral("frames"), qint64(c.frames));
     const quint64 setupSent = m_script ? quint64(m_script->steps().size()) : 0;
+    input.insert(QStringLiteral("setup_sent"), qint64(setupSent));
     m_report.check(QStringLiteral("every setup event acknowledged and drained before the lock"),
                    c.acknowledged == setupSent && c.drainedUpto == setupSent,
                    QStringLiteral("sent %1, acknowledged %2, drained upto %3")

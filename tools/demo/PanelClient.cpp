@@ -62,7 +62,17 @@ void PanelClient::close() {
 }
 
 void PanelClient::sendJson(const QJsonObject& message) {
-  m_socket.sendTextMessage(QString::fromUtf8(QJsonDocument(message).toJson(QJsonDocument::Compact)));
+  // The protocol wants the discriminator first; QJsonObject sorts its keys, so "type" is
+  // written by hand and the rest of the object follows it.
+  QJsonObject rest = message;
+  const QString type = rest.take(QStringLiteral("type")).toString();
+  QByteArray text = "{\"type\":\"" + type.toUtf8() + '"';
+  const QByteArray fields = QJsonDocument(rest).toJson(QJsonDocument::Compact);
+  if (fields.size() > 2)
+    text += ',' + fields.mid(1, fields.size() - 2);
+  text += '}';
+  m_socket.sendTextMessage(QString::fromUtf8(text));
+  text.fill('\0'); // the hello carried the capability
 }
 
 void PanelClient::onText(const QString& text) {
