@@ -93,21 +93,35 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
   }
 
   async function palette(title: string): Promise<void> {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input.input');
-    await input.waitFor({ state: 'visible', timeout: 10000 });
-    // Typed, not filled: the palette filters on keystrokes ('>' is already there).
-    await page.keyboard.type(title);
-    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: title }).waitFor({ timeout: 10000 });
-    await page.keyboard.press('Enter');
+    // The extension's contributions appear once the remote extension host has scanned it;
+    // until then the palette has no match, so look again.
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input.input');
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      // Typed, not filled: the palette filters on keystrokes ('>' is already there).
+      await page.keyboard.type(title);
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+      try {
+        await row.waitFor({ state: 'visible', timeout: 5000 });
+        await row.click();
+        return;
+      } catch (err) {
+        await shot(`palette-attempt-${attempt}`);
+        await page.keyboard.press('Escape');
+        if (attempt === 4) throw err;
+      }
+    }
   }
 
   /** Answers the input box whose prompt or title contains `what`; undefined keeps the prefill. */
   async function answer(what: string, value: string | undefined): Promise<void> {
     const widget = page.locator('.quick-input-widget');
     await widget.locator('.quick-input-message, .quick-input-title', { hasText: what }).first().waitFor({ state: 'visible', timeout: 20000 });
-    if (value !== undefined) await widget.locator('input.input').fill(value);
-    await page.keyboard.press('Enter');
+    // The panel opens at the same moment and may hold the focus: address the box itself.
+    const input = widget.locator('input.input');
+    if (value !== undefined) await input.fill(value);
+    await input.press('Enter');
   }
 
   /** Web hosts have no native file dialog: VS Code's simple dialog takes a typed path. */
@@ -117,8 +131,21 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
       const el = document.querySelector<HTMLInputElement>('.quick-input-widget input.input');
       return !!el && el.offsetParent !== null && el.value.startsWith('/');
     }, undefined, { timeout: 20000 });
-    await input.fill(file);
-    await page.keyboard.press('Enter');
+    // The dialog fills in its start folder asynchronously and may overwrite an early
+    // value; accept only when it shows our path and lists the file, else type it again.
+    for (let attempt = 1; ; attempt++) {
+      await input.fill(file);
+      try {
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().waitFor({ state: 'visible', timeout: 5000 });
+        if ((await input.inputValue()) === file) {
+          await input.press('Enter');
+          await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 3000 });
+          return;
+        }
+      } catch (err) {
+        if (attempt === 5) throw err;
+      }
+    }
   }
 
   before(async () => {
@@ -217,6 +244,7 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
   });
 
   after(async () => {
+    if (page) await shot('last').catch(() => undefined);
     await context?.close().catch(() => undefined);
     for (const pid of grant ? await consolePids(grant.path) : []) process.kill(pid, 'SIGKILL'); // only if a test failed midway
     if (server?.pid && server.exitCode === null) {
@@ -294,6 +322,9 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     await canvas.click({ position: { x: 60, y: 60 } });
     for (const key of ['KeyZ', 'Enter', 'Digit9']) await page.keyboard.press(key);
     await canvas.click({ position: { x: 90, y: 50 }, button: 'right' });
+    // Read-only, the right click is VS Code's again: it opens the webview context menu.
+    await page.keyboard.press('Escape');
+    await page.locator('.context-view .monaco-menu').waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
     const lockAt = sent.findIndex((m) => m['type'] === 'lock');
     if (lockAt >= 0) assert.deepEqual(sent.slice(lockAt).filter((m) => m['type'] === 'key' || m['type'] === 'pointer'), []);
     lockedInputCount = atLock;
