@@ -82,6 +82,7 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
   const password = randomBytes(12).toString('base64url');
   const sent: Array<Record<string, unknown>> = [];
   let lockedInputCount = -1;
+  const socketUrls: string[] = [];
 
   async function shot(name: string): Promise<void> {
     await fs.mkdir(ARTIFACTS, { recursive: true });
@@ -227,6 +228,7 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     context = await chromium.launchPersistentContext(d('chromium'), { executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 }, args: CHROMIUM_ARGS });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('websocket', (ws) => {
+      socketUrls.push(ws.url());
       ws.on('framesent', (f) => {
         if (typeof f.payload !== 'string') return;
         try {
@@ -343,5 +345,20 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     await page.locator('iframe.webview').first().waitFor({ state: 'detached', timeout: 10000 }).catch(() => undefined);
     await shot('CLOSED');
     assert.deepEqual(await consolePids(grant.path), []);
+  });
+
+  it('loggedThePhasesAndTheOriginButNoSecretInTheOutputChannel', async () => {
+    const logs = path.join(dirs.root, 'user-data', 'logs');
+    const files = (await fs.readdir(logs, { recursive: true })).filter((f) => f.endsWith('Guest Console.log'));
+    assert.equal(files.length, 1, JSON.stringify(files));
+    const text = await fs.readFile(path.join(logs, files[0] ?? ''), 'utf8');
+    const origin = `http://127.0.0.1:${port}`;
+    assert.ok(text.includes(`web host: the panel's origin is ${origin}`), text);
+    for (const phase of ['SETUP', 'LOCKING', 'READ_ONLY']) assert.match(text, new RegExp(`phase ${phase}\\b`));
+    assert.match(text, new RegExp(`console pid ${consolePid} exited`));
+    assert.ok(!text.includes(password), 'password in the log');
+    const panelSockets = socketUrls.filter((u) => !u.includes('reconnectionToken'));
+    console.log(`# e2e panel WebSocket: ${panelSockets.join(', ')}`);
+    assert.equal(panelSockets.length, 1, JSON.stringify(socketUrls));
   });
 });
