@@ -328,7 +328,8 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     await page.keyboard.press('Escape');
     await page.locator('.context-view .monaco-menu').waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
     const lockAt = sent.findIndex((m) => m['type'] === 'lock');
-    if (lockAt >= 0) assert.deepEqual(sent.slice(lockAt).filter((m) => m['type'] === 'key' || m['type'] === 'pointer'), []);
+    assert.ok(lockAt >= 0, 'the lock was not sent on the panel socket');
+    assert.deepEqual(sent.slice(lockAt).filter((m) => m['type'] === 'key' || m['type'] === 'pointer'), []);
     lockedInputCount = atLock;
   });
 

@@ -4,7 +4,10 @@ import type * as vscode from 'vscode';
 import { buildConsoleArgv } from '../../src/ConsoleProcess';
 import type { HostUriFactory } from '../../src/HostApi';
 import { toOrigin, UI_KIND_WEB, webviewOrigin, type WebHostEnv } from '../../src/WebOrigin';
-import { FakeUri } from '../fakes/vscode';
+import { ConsoleManager } from '../../src/ConsoleManager';
+import { McpRegistration } from '../../src/McpRegistration';
+import { FakeHost, FakeUri } from '../fakes/vscode';
+import { FAKE_CONSOLE, readRecord, tempDir, waitFor, writeGrant } from '../helpers';
 
 const Uri = FakeUri as unknown as HostUriFactory;
 
@@ -72,5 +75,22 @@ describe('WebOrigin', () => {
   it('putsEachAllowedOriginBehindItsOwnFlag', () => {
     assert.deepEqual(buildConsoleArgv('/g.json'), ['open', '--grant', '/g.json']);
     assert.deepEqual(buildConsoleArgv('/g.json', ['http://127.0.0.1:8123']), ['open', '--grant', '/g.json', '--allow-origin', 'http://127.0.0.1:8123']);
+  });
+
+  it('spawnsTheConsoleWithTheWorkbenchOriginInAWebHostAndWithoutInADesktopOne', async () => {
+    for (const web of [true, false]) {
+      const host = new FakeHost();
+      host.settingsValue = { ...host.settingsValue, binaryPath: FAKE_CONSOLE };
+      Object.assign(host.env, { uiKind: web ? UI_KIND_WEB : 1, uriScheme: 'code-oss' });
+      host.externalUri = (u) => (u.scheme === 'code-oss' ? FakeUri.parse('https://ide.example.com/callback?vscode-reqid=7') : u);
+      const manager = new ConsoleManager(host, new McpRegistration(undefined, () => FAKE_CONSOLE, '0', () => undefined));
+      const dir = await tempDir();
+      const record = `${dir}/record.json`;
+      const session = await manager.openForGrant(await writeGrant(dir, { record }));
+      assert.ok(session);
+      const seen = await waitFor(() => readRecord(record).catch(() => undefined), 5000, 'child record');
+      assert.deepEqual(seen.argv.slice(3), web ? ['--allow-origin', 'https://ide.example.com'] : []);
+      await manager.shutdown();
+    }
   });
 });
