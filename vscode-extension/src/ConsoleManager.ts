@@ -6,6 +6,7 @@ import { IDisposable } from './Disposable';
 import { readGrantInfo } from './GrantInfo';
 import type { HostApi } from './HostApi';
 import type { McpRegistration } from './McpRegistration';
+import { webviewOrigin } from './WebOrigin';
 
 export class ConsoleManager implements IDisposable {
   private readonly sessions = new Map<string, ConsoleSession>();
@@ -47,7 +48,18 @@ export class ConsoleManager implements IDisposable {
       existing.reveal();
       return existing;
     }
-    const session = new ConsoleSession(this.host, this.mcp, grant);
+    // In a browser-hosted workbench the webview's WebSocket carries a web origin the
+    // console only accepts when told; ask before spawning (it is fixed for the window).
+    const origin = await webviewOrigin(this.host.env, this.host.Uri, this.host.extensionId ?? 'guest-console.guest-console', (l) => this.host.log(l));
+    if (origin) {
+      this.host.log(`web host: the panel's origin is ${origin}; passing --allow-origin`);
+    }
+    const again = this.sessions.get(grant.key);
+    if (again) {
+      again.reveal();
+      return again;
+    }
+    const session = new ConsoleSession(this.host, this.mcp, grant, origin ? [origin] : []);
     this.sessions.set(grant.key, session);
     this.lastOpened = session;
     session.onDidEnd(() => {

@@ -13,6 +13,8 @@ export type SpawnFunction = (command: string, args: readonly string[], options: 
 export interface ConsoleProcessOptions {
   binaryPath: string;
   grantPath: string;
+  /** Exact web origins the panel may present besides vscode-webview:// (web hosts). */
+  allowOrigins?: readonly string[];
   log: (line: string) => void;
   spawn?: SpawnFunction;
   /** Environment to filter; defaults to process.env. */
@@ -48,10 +50,11 @@ const ENV_ALLOWLIST = new Set([
 ]);
 const SECRET_LOOKING_NAME = /PASS|SECRET|TOKEN|CRED|CAPAB|KEY|AUTH|COOKIE/i;
 
-export function buildConsoleArgv(grantPath: string): string[] {
-  // Bounded and fixed: the grant path is the only variable part. The console learns
-  // credentials on stdin and issues the capability itself.
-  return ['open', '--grant', grantPath];
+export function buildConsoleArgv(grantPath: string, allowOrigins: readonly string[] = []): string[] {
+  // Bounded and fixed: the grant path and the web host's origin are the only variable
+  // parts (neither is a secret). The console learns credentials on stdin and issues the
+  // capability itself.
+  return ['open', '--grant', grantPath, ...allowOrigins.flatMap((o) => ['--allow-origin', o])];
 }
 
 export function buildConsoleEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -186,7 +189,7 @@ export class ConsoleProcess extends Disposable {
     this.terminateGraceMs = options.terminateGraceMs ?? 2000;
     this.panicGraceMs = options.panicGraceMs ?? 40;
     const spawn: SpawnFunction = options.spawn ?? childProcess.spawn;
-    this.child = spawn(options.binaryPath, buildConsoleArgv(options.grantPath), {
+    this.child = spawn(options.binaryPath, buildConsoleArgv(options.grantPath, options.allowOrigins), {
       shell: false,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: buildConsoleEnv(options.parentEnv ?? process.env),

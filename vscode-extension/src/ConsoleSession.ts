@@ -26,12 +26,14 @@ export class ConsoleSession extends Disposable {
     private readonly host: HostApi,
     private readonly mcp: McpRegistration,
     readonly grant: GrantInfo,
+    allowOrigins: readonly string[] = [],
   ) {
     super();
     const settings = host.settings();
     const options = {
       binaryPath: settings.binaryPath,
       grantPath: grant.path,
+      allowOrigins,
       log: (line: string) => host.log(line),
       terminateGraceMs: settings.terminateGraceMs,
       panicGraceMs: settings.panicGraceMs,

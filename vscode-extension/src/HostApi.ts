@@ -3,6 +3,7 @@
 
 import type * as vscode from 'vscode';
 import type { SpawnFunction } from './ConsoleProcess';
+import type { WebHostEnv } from './WebOrigin';
 
 export interface HostWindow {
   createWebviewPanel(
@@ -30,10 +31,13 @@ export interface ConsoleSettings {
 
 export interface HostApi {
   window: HostWindow;
-  env: { asExternalUri(target: vscode.Uri): PromiseLike<vscode.Uri> };
+  /** uiKind/uriScheme tell a browser-hosted workbench apart (see WebOrigin.ts). */
+  env: WebHostEnv;
   Uri: HostUriFactory;
   extensionUri: vscode.Uri;
   extensionVersion: string;
+  /** publisher.name; the authority of the callback URI WebOrigin asks the workbench to map. */
+  extensionId?: string;
   settings(): ConsoleSettings;
   log(line: string): void;
   /** Test seams for the child process; default to the real spawn and process.env. */

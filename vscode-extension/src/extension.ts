@@ -25,6 +25,7 @@ export function activate(context: vscode.ExtensionContext): void {
     Uri: vscode.Uri,
     extensionUri: context.extensionUri,
     extensionVersion: version,
+    extensionId: context.extension.id,
     settings,
     log: (line) => output.appendLine(`${new Date().toISOString()} ${line}`),
   };
