@@ -118,11 +118,15 @@ public:
     wakeLocked();
   }
 
+  // Called by start() before the loop thread exists: a stop() that comes before the new
+  // thread has run a single iteration must not be forgotten (run() used to clear the flag
+  // itself, and a quick start/stop then joined a loop that never stopped).
+  void prepareRun() {
+    std::lock_guard lock(m_mutex);
+    m_stopRequested = false;
+  }
+
   void run() {
-    {
-      std::lock_guard lock(m_mutex);
-      m_stopRequested = false;
-    }
     while (runOnce()) {
     }
   }
@@ -328,6 +332,7 @@ Status LibvirtEventLoop::start() {
     });
     g_loopRunning = true;
   }
+  Registry::instance().prepareRun();
   m_thread = std::thread([] {
     pthread_setname_np(pthread_self(), "gc-libvirt-ev");
     Registry::instance().run();

@@ -275,6 +275,20 @@ private slots:
     QCoreApplication::processEvents();
     QCOMPARE(gone.count(), 0);
   }
+
+  // A stop() that comes before the new loop thread ran its first iteration must not be lost
+  // (seen in CI: a console refused right after start joined a loop that never stopped). If
+  // the flag were lost, stop() would hang and the test runner's watchdog would fail the run.
+  void stopRightAfterStartNeverHangs() {
+    m_loop.stop();
+    for (int i = 0; i < 300; ++i) {
+      LibvirtEventLoop loop;
+      QVERIFY(loop.start().ok());
+      loop.stop();
+      QVERIFY(!loop.isRunning());
+    }
+    QVERIFY(m_loop.start().ok()); // as the other tests expect it
+  }
 };
 
 QTEST_GUILESS_MAIN(tst_VmWatch)
