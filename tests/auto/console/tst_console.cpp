@@ -72,11 +72,16 @@ private slots:
     QVERIFY(rig.connectPanel());
     QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
     // The panel's picture is the granted guest's: its identity marker survives the pipeline.
-    const QImage shown = rig.canvas.convertToFormat(QImage::Format_RGB32);
-    const auto marker =
-        testguest::findMarker(shown.constBits(), int(shown.bytesPerLine()), shown.width(), shown.height());
-    QVERIFY(marker.has_value());
-    QCOMPARE(*marker, 0x600dcafeu);
+    // The desktop arrives in bands over several frame updates, so wait until it is shown.
+    auto shownMarker = [&rig]() -> std::optional<uint32_t> {
+      const QImage shown = rig.canvas.convertToFormat(QImage::Format_RGB32);
+      if (shown.isNull())
+        return std::nullopt;
+      return testguest::findMarker(shown.constBits(), int(shown.bytesPerLine()), shown.width(),
+                                   shown.height());
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(shownMarker().has_value(), 10000);
+    QCOMPARE(*shownMarker(), 0x600dcafeu);
     const QJsonObject welcome = rig.panelMessages(QStringLiteral("welcome")).value(0);
     QCOMPARE(welcome.value(QStringLiteral("phase")).toString(), QStringLiteral("SETUP"));
     QCOMPARE(welcome.value(QStringLiteral("width")).toInt(), 1024);
