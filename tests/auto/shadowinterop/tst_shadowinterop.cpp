@@ -151,28 +151,44 @@ void tst_ShadowInterop::cleanup() {
 }
 
 bool tst_ShadowInterop::startShadow() {
-  m_port = freePort();
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert(QStringLiteral("DISPLAY"), m_display);
-  env.insert(QStringLiteral("HOME"), m_home.path());
-  env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path());
-  m_shadow.setProcessEnvironment(env);
-  m_shadow.setStandardErrorFile(QProcess::nullDevice()); // its own (expected) errors
-  m_shadow.setStandardOutputFile(QProcess::nullDevice());
-  m_shadow.start(QStringLiteral("freerdp-shadow-cli3"),
-                 {QStringLiteral("/bind-address:127.0.0.1"), QStringLiteral("/port:%1").arg(m_port),
-                  QStringLiteral("/sam-file:%1").arg(m_home.filePath(QStringLiteral("SAM"))),
-                  QStringLiteral("/log-level:ERROR")});
-  if (!m_shadow.waitForStarted())
-    return false;
-  QElapsedTimer t;
-  t.start();
-  while (t.elapsed() < 15000) {
-    QTcpSocket probe;
-    probe.connectToHost(QHostAddress::LocalHost, m_port);
-    if (probe.waitForConnected(200))
-      return true;
-    QTest::qWait(50); // polling a child process's startup, not synchronising our own code
+  // The port comes from a probe socket that is closed again, so a test running in parallel can
+  // take it before the server binds; the server then exits. Such a start is retried on a new
+  // port; whatever the server printed is kept for the failure message.
+  const QString errors = m_home.filePath(QStringLiteral("shadow.stderr"));
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    m_port = freePort();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("DISPLAY"), m_display);
+    env.insert(QStringLiteral("HOME"), m_home.path());
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path());
+    m_shadow.setProcessEnvironment(env);
+    m_shadow.setStandardErrorFile(errors); // its own (expected) errors; no secret reaches it
+    m_shadow.setStandardOutputFile(QProcess::nullDevice());
+    m_shadow.start(QStringLiteral("freerdp-shadow-cli3"),
+                   {QStringLiteral("/bind-address:127.0.0.1"), QStringLiteral("/port:%1").arg(m_port),
+                    QStringLiteral("/sam-file:%1").arg(m_home.filePath(QStringLiteral("SAM"))),
+                    QStringLiteral("/log-level:ERROR")});
+    if (!m_shadow.waitForStarted()) {
+      qWarning("freerdp-shadow-cli3 did not start: %s", qPrintable(m_shadow.errorString()));
+      return false;
+    }
+    QElapsedTimer t;
+    t.start();
+    // Polling a child process's startup (its listening port), not synchronising our own code;
+    // the bound is generous because the first start generates the server's key pair.
+    while (t.elapsed() < 30000 && m_shadow.state() == QProcess::Running) {
+      QTcpSocket probe;
+      probe.connectToHost(QHostAddress::LocalHost, m_port);
+      if (probe.waitForConnected(200))
+        return true;
+      m_shadow.waitForFinished(50);
+    }
+    QFile printed(errors);
+    const QByteArray tail = printed.open(QIODevice::ReadOnly) ? printed.readAll().right(2000) : QByteArray();
+    qWarning("freerdp-shadow-cli3 attempt %d on port %u: %s after %lld ms; it printed:\n%s", attempt,
+             unsigned(m_port), m_shadow.state() == QProcess::Running ? "not listening" : "exited",
+             qint64(t.elapsed()), tail.constData());
+    stopShadow();
   }
   return false;
 }

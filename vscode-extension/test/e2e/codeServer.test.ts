@@ -324,9 +324,14 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     await canvas.click({ position: { x: 60, y: 60 } });
     for (const key of ['KeyZ', 'Enter', 'Digit9']) await page.keyboard.press(key);
     await canvas.click({ position: { x: 90, y: 50 }, button: 'right' });
-    // Read-only, the right click is VS Code's again: it opens the webview context menu.
+    // Read-only, the right click is VS Code's again: the webview asks the workbench for its
+    // context menu, which opens asynchronously. Wait for it to be there before dismissing it,
+    // or the Escape lands first and the menu then covers the panel (it intercepted the Close
+    // click in CI).
+    const menu = page.locator('.context-view .monaco-menu');
+    await menu.waitFor({ state: 'visible', timeout: 10000 });
     await page.keyboard.press('Escape');
-    await page.locator('.context-view .monaco-menu').waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
+    await menu.waitFor({ state: 'detached', timeout: 10000 });
     const lockAt = sent.findIndex((m) => m['type'] === 'lock');
     assert.ok(lockAt >= 0, 'the lock was not sent on the panel socket');
     assert.deepEqual(sent.slice(lockAt).filter((m) => m['type'] === 'key' || m['type'] === 'pointer'), []);
