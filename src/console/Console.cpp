@@ -294,9 +294,25 @@ void Console::onCredentials(Credentials& credentials) {
   credentials.wipe(); // whatever was not moved
 }
 
+namespace {
+// Counts only: how many copies of the password FreeRDP had left and the scrub overwrote.
+QJsonObject residueToJson(const ScrubReport& r) {
+  return {{QStringLiteral("scanned"), r.ok},
+          {QStringLiteral("copies_wiped"), r.copiesWiped},
+          {QStringLiteral("copies_unwritable"), r.copiesUnwritable},
+          {QStringLiteral("needles_too_short"), r.needlesTooShort},
+          {QStringLiteral("regions_skipped"), r.regionsSkipped},
+          {QStringLiteral("mib_scanned"), double(r.bytesScanned / 1024) / 1024.0},
+          {QStringLiteral("ms"), double(r.elapsedUs / 100) / 10.0}};
+}
+} // namespace
+
 void Console::onRdpFailed(const Failure& failure) {
-  record(QStringLiteral("connect_failed"), QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
-                                                       {QStringLiteral("attempt"), m_authAttempt}});
+  record(QStringLiteral("connect_failed"),
+         QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
+                     {QStringLiteral("attempt"), m_authAttempt},
+                     {QStringLiteral("credential_residue"),
+                      m_rdp ? residueToJson(m_rdp->credentialResidue()) : QJsonObject()}});
   // The failed session is finished; free it from the event loop, not inside its signal.
   if (m_rdp)
     m_rdp.release()->deleteLater();
@@ -313,8 +329,10 @@ void Console::onRdpConnected(QSize desktop) {
   m_desktop = desktop;
   m_sink.setSession(m_rdp.get());
   m_gate.setDesktopSize(desktop);
-  record(QStringLiteral("connected"), QJsonObject{{QStringLiteral("width"), desktop.width()},
-                                                  {QStringLiteral("height"), desktop.height()}});
+  record(QStringLiteral("connected"),
+         QJsonObject{{QStringLiteral("width"), desktop.width()},
+                     {QStringLiteral("height"), desktop.height()},
+                     {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
   m_control->send(QStringLiteral("phase"),
                   QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},
                               {QStringLiteral("reason"), QStringLiteral("guest connected")}});

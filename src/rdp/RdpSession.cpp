@@ -36,11 +36,10 @@ RdpSession* sessionOf(freerdp* instance) {
   return sessionOf(instance->context);
 }
 
-// Overwrites FreeRDP's copy of a secret setting in place, then drops it.
-// KNOWN GAP: FreeRDP 3.10 frees some copies without zeroing them (NLA's UTF-16
-// conversions of the credentials, the NTLM context's hashes); we can only wipe the
-// settings copies we can reach. Upstream: https://github.com/FreeRDP/FreeRDP/issues/12531
-// (fixed by PR #12532, after 3.10.x).
+// Overwrites FreeRDP's copy of a secret setting in place, then drops it. The copies FreeRDP
+// 3.10 makes where no pointer of ours reaches (the settings backup, NLA's UTF-16 identities,
+// CredSSP buffers, some freed without zeroing: https://github.com/FreeRDP/FreeRDP/issues/12531)
+// are overwritten by value afterwards (scrubCredentialResidue).
 void wipeSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key) {
   if (char* value = freerdp_settings_get_string_writable(settings, key))
     explicit_bzero(value, std::strlen(value));
@@ -287,6 +286,16 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
   if (m_config.configDir.isEmpty())
     return fail(Refusal::Internal, QStringLiteral("no private FreeRDP config directory"));
 
+  // Needles for the post-login scrub (the password is valid UTF-8: it arrived as JSON text).
+  if (!credentials.password.isEmpty()) {
+    auto utf8 = SecureBuffer::copyOf(credentials.password.view());
+    auto utf16 = ResidueScrubber::utf16leOf(credentials.password.view());
+    if (!utf8.ok() || !utf16.ok())
+      return fail(Refusal::PrivacyViolation, QStringLiteral("cannot hold the password's scrub needles"));
+    m_residueUtf8 = std::move(utf8.value());
+    m_residueUtf16 = std::move(utf16.value());
+  }
+
   WLogRouter::install();
 
   RDP_CLIENT_ENTRY_POINTS entry{};
@@ -396,6 +405,8 @@ void RdpSession::run() {
 
   if (!ok || m_aborting) {
     const Failure failure = classifyConnectFailure();
+    freerdp_disconnect(instance);
+    scrubCredentialResidue(); // an auth failure leaves the same copies as a login
     m_state = State::Finished;
     if (!m_aborting) {
       postToMain([this, failure] {
@@ -403,9 +414,9 @@ void RdpSession::run() {
         emit failed(failure);
       });
     }
-    freerdp_disconnect(instance);
     return;
   }
+  scrubCredentialResidue();
 
   const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
   m_state = State::Connected;
@@ -447,6 +458,18 @@ void RdpSession::run() {
       emit lost(Failure{Refusal::RdpLost, reason});
     });
   }
+}
+
+void RdpSession::scrubCredentialResidue() {
+  const SecureBuffer* needles[] = {&m_residueUtf8, &m_residueUtf16};
+  m_residue = ResidueScrubber::scrub(needles);
+  m_residueUtf8.clear();
+  m_residueUtf16.clear();
+  qCInfo(lcRdp).nospace() << "credential residue after login: " << m_residue.copiesWiped << " cop"
+                          << (m_residue.copiesWiped == 1 ? "y" : "ies") << " wiped, "
+                          << m_residue.copiesUnwritable << " unwritable, "
+                          << m_residue.bytesScanned / (1024 * 1024) << " MiB scanned in "
+                          << m_residue.elapsedUs / 1000 << " ms";
 }
 
 Failure RdpSession::classifyConnectFailure() const {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "common/Outcome.h"
+#include "privacy/ResidueScrubber.h"
 #include "rdp/FrameUpdate.h"
 #include "rdp/RdpConfig.h"
 
@@ -68,6 +69,11 @@ public:
   };
   ConnectTrace connectTrace() const;
 
+  // What the post-login scrub found: copies of the password that FreeRDP left in its own
+  // allocations, overwritten by value (ResidueScrubber). Main thread, after connected() or
+  // failed(); the worker wrote it before posting either.
+  ScrubReport credentialResidue() const { return m_residue; }
+
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
@@ -92,10 +98,10 @@ private:
   void queuePending(PendingOp op);
   void drainPending(); // main thread
   void postToMain(std::function<void()> fn);
-  Status sendPointerFlags(quint16 flags, quint16 x, quint16 y);
-  void adoptSocket(int fd); // worker: FreeRDP connected its socket
-  void shutdownSocket();    // any thread: wakes FreeRDP out of any blocking read
-  void closeSocket();       // after the worker is gone
+  void scrubCredentialResidue(); // worker, once freerdp_connect has returned
+  void adoptSocket(int fd);      // worker: FreeRDP connected its socket
+  void shutdownSocket();         // any thread: wakes FreeRDP out of any blocking read
+  void closeSocket();            // after the worker is gone
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;
@@ -129,6 +135,12 @@ private:
   std::mutex m_pendingMutex;
   QList<PendingOp> m_pending;
   bool m_drainPosted = false;
+
+  // The password's UTF-8 and UTF-16LE forms, kept (locked, dump-excluded) only until the
+  // worker has scrubbed FreeRDP's copies of them after the login; the report it left.
+  SecureBuffer m_residueUtf8;
+  SecureBuffer m_residueUtf16;
+  ScrubReport m_residue;
 
   // Main thread only.
   QImage m_mirror;
