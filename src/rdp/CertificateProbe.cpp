@@ -1,6 +1,7 @@
 #include "rdp/CertificateProbe.h"
 
 #include "rdp/CertificatePin.h"
+#include "rdp/ClientBaseline.h"
 #include "rdp/WLogRouter.h"
 
 #include <QFile>
@@ -23,36 +24,6 @@ struct ProbeContext {
   std::optional<QByteArray>* digest;
 };
 
-BOOL refuseAuthenticateEx(freerdp*, char**, char**, char**, rdp_auth_reason) {
-  return FALSE;
-}
-BOOL refuseAuthenticate(freerdp*, char**, char**, char**) {
-  return FALSE;
-}
-DWORD refuseCertificateEx(freerdp*, const char*, UINT16, const char*, const char*, const char*, const char*,
-                          DWORD) {
-  return 0;
-}
-DWORD refuseChangedCertificateEx(freerdp*, const char*, UINT16, const char*, const char*, const char*,
-                                 const char*, const char*, const char*, const char*, DWORD) {
-  return 0;
-}
-BOOL refuseGatewayMessage(freerdp*, UINT32, BOOL, BOOL, size_t, const WCHAR*) {
-  return FALSE;
-}
-int ignoreLogonErrorInfo(freerdp*, UINT32, UINT32) {
-  return 1;
-}
-BOOL refuseSmartcard(freerdp*, SmartcardCertInfo**, DWORD, DWORD*, BOOL) {
-  return FALSE;
-}
-BOOL refuseAccessToken(freerdp*, AccessTokenType, char**, size_t, ...) {
-  return FALSE;
-}
-SSIZE_T noRetry(freerdp*, const char*, size_t, void*) {
-  return -1;
-}
-
 // Records the certificate and always refuses it: the probe never goes past TLS.
 int recordCertificate(freerdp* instance, const BYTE* pem, size_t length, const char*, UINT16, DWORD flags) {
   auto* ctx = reinterpret_cast<ProbeContext*>(instance->context);
@@ -63,19 +34,8 @@ int recordCertificate(freerdp* instance, const BYTE* pem, size_t length, const c
 }
 
 BOOL probeClientNew(freerdp* instance, rdpContext*) {
-  instance->LoadChannels = nullptr;
-  instance->Redirect = nullptr;
-  instance->Authenticate = &refuseAuthenticate;
-  instance->GatewayAuthenticate = &refuseAuthenticate;
-  instance->AuthenticateEx = &refuseAuthenticateEx;
-  instance->VerifyCertificateEx = &refuseCertificateEx;
-  instance->VerifyChangedCertificateEx = &refuseChangedCertificateEx;
+  ClientBaseline::installRefusingCallbacks(instance);
   instance->VerifyX509Certificate = &recordCertificate;
-  instance->PresentGatewayMessage = &refuseGatewayMessage;
-  instance->LogonErrorInfo = &ignoreLogonErrorInfo;
-  instance->ChooseSmartcard = &refuseSmartcard;
-  instance->GetAccessToken = &refuseAccessToken;
-  instance->RetryDialog = &noRetry;
   return TRUE;
 }
 
@@ -104,28 +64,7 @@ Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, c
   std::optional<QByteArray> digest;
   reinterpret_cast<ProbeContext*>(context.get())->digest = &digest;
 
-  rdpSettings* s = context->settings;
-  const QByteArray hostUtf8 = host.toUtf8();
-  const QByteArray dir = QFile::encodeName(configDir);
-  bool ok = freerdp_settings_set_string(s, FreeRDP_ServerHostname, hostUtf8.constData()) &&
-            freerdp_settings_set_uint32(s, FreeRDP_ServerPort, port) &&
-            freerdp_settings_set_string(s, FreeRDP_ConfigPath, dir.constData()) &&
-            freerdp_settings_set_uint32(s, FreeRDP_TcpConnectTimeout, UINT32(qMax(1, timeoutMs)));
-  const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
-      {FreeRDP_ExternalCertificateManagement, true},
-      {FreeRDP_AutoAcceptCertificate, false},
-      {FreeRDP_IgnoreCertificate, false},
-      {FreeRDP_RdpSecurity, false},
-      {FreeRDP_TlsSecurity, true},
-      {FreeRDP_NlaSecurity, true},
-      {FreeRDP_ExtSecurity, false},
-      {FreeRDP_RdstlsSecurity, false},
-      {FreeRDP_AutoReconnectionEnabled, false},
-      {FreeRDP_UseCommonStdioCallbacks, false},
-  };
-  for (const auto& [key, value] : bools)
-    ok = ok && freerdp_settings_set_bool(s, key, value);
-  if (!ok)
+  if (!ClientBaseline::apply(context->settings, ClientTarget{host, port, configDir, timeoutMs}))
     return Failure{Refusal::Internal, QStringLiteral("cannot configure FreeRDP")};
 
   // A watchdog bounds the whole probe (TCP connect + handshake), not just the TCP connect.

@@ -1,6 +1,7 @@
 #include "rdp/RdpSession.h"
 
 #include "rdp/CertificatePin.h"
+#include "rdp/ClientBaseline.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpContext.h"
 #include "rdp/WLogRouter.h"
@@ -77,8 +78,8 @@ bool isAuthError(UINT32 error) {
 
 } // namespace
 
-// The FreeRDP callbacks. Every interactive default that freerdp_client_context_new
-// installs (stdin prompts, certificate store writes) is replaced with a refusal.
+// The FreeRDP callbacks: the refusing baseline (ClientBaseline) plus the session's own
+// lifecycle hooks and the pin check.
 struct RdpCallbacks {
   static BOOL clientNew(freerdp* instance, rdpContext* context) {
     auto* ctx = reinterpret_cast<RdpContext*>(context);
@@ -88,45 +89,17 @@ struct RdpCallbacks {
     instance->PreConnect = &preConnect;
     instance->PostConnect = &postConnect;
     instance->PostDisconnect = &postDisconnect;
-    instance->PostFinalDisconnect = nullptr;
-    instance->LoadChannels = nullptr; // no add-ins, no static or dynamic channels
-    instance->Redirect = nullptr;
-    instance->Authenticate = &refuseAuthenticate;
-    instance->GatewayAuthenticate = &refuseAuthenticate;
-    instance->AuthenticateEx = &refuseAuthenticateEx;
-    instance->VerifyCertificateEx = &refuseCertificateEx;
-    instance->VerifyChangedCertificateEx = &refuseChangedCertificateEx;
+    ClientBaseline::installRefusingCallbacks(instance);
     instance->VerifyX509Certificate = &verifyX509Certificate;
-    instance->PresentGatewayMessage = &refuseGatewayMessage;
     instance->LogonErrorInfo = &logonErrorInfo;
-    instance->ChooseSmartcard = &refuseSmartcard;
-    instance->GetAccessToken = &refuseAccessToken;
-    instance->RetryDialog = &noRetry;
     return TRUE;
   }
   static void clientFree(freerdp*, rdpContext*) {}
 
-  // Credentials are provided up front; FreeRDP asking means they were refused or missing.
-  static BOOL refuseAuthenticate(freerdp*, char**, char**, char**) { return FALSE; }
-  static BOOL refuseAuthenticateEx(freerdp*, char**, char**, char**, rdp_auth_reason) { return FALSE; }
-  // Only reached without ExternalCertificateManagement; never trust FreeRDP's store.
-  static DWORD refuseCertificateEx(freerdp*, const char*, UINT16, const char*, const char*, const char*,
-                                   const char*, DWORD) {
-    return 0;
-  }
-  static DWORD refuseChangedCertificateEx(freerdp*, const char*, UINT16, const char*, const char*,
-                                          const char*, const char*, const char*, const char*, const char*,
-                                          DWORD) {
-    return 0;
-  }
-  static BOOL refuseGatewayMessage(freerdp*, UINT32, BOOL, BOOL, size_t, const WCHAR*) { return FALSE; }
   static int logonErrorInfo(freerdp*, UINT32 data, UINT32 type) {
     qCWarning(lcRdp) << "logon error info" << data << type;
     return 1;
   }
-  static BOOL refuseSmartcard(freerdp*, SmartcardCertInfo**, DWORD, DWORD*, BOOL) { return FALSE; }
-  static BOOL refuseAccessToken(freerdp*, AccessTokenType, char**, size_t, ...) { return FALSE; }
-  static SSIZE_T noRetry(freerdp*, const char*, size_t, void*) { return -1; }
 
   // The pin alone decides. FreeRDP calls this after the TLS handshake and before CredSSP
   // (NLA) or the MCS connect (TLS), i.e. before any credential leaves the process.
@@ -310,25 +283,9 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
   reinterpret_cast<RdpContext*>(m_context)->session = this;
 
   rdpSettings* s = m_context->settings;
-  const QByteArray host = m_config.host.toUtf8();
-  const QByteArray configDir = QFile::encodeName(m_config.configDir);
-  bool ok =
-      freerdp_settings_set_string(s, FreeRDP_ServerHostname, host.constData()) &&
-      freerdp_settings_set_uint32(s, FreeRDP_ServerPort, m_config.port) &&
-      freerdp_settings_set_string(s, FreeRDP_ConfigPath, configDir.constData()) &&
-      freerdp_settings_set_uint32(s, FreeRDP_TcpConnectTimeout, UINT32(qMax(1, m_config.connectTimeoutMs)));
-  // Certificate: the pin alone decides (VerifyX509Certificate); no store, no auto-accept.
+  bool ok = ClientBaseline::apply(
+      s, ClientTarget{m_config.host, m_config.port, m_config.configDir, m_config.connectTimeoutMs});
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
-      {FreeRDP_ExternalCertificateManagement, true},
-      {FreeRDP_AutoAcceptCertificate, false},
-      {FreeRDP_IgnoreCertificate, false},
-      // TLS or NLA only.
-      {FreeRDP_RdpSecurity, false},
-      {FreeRDP_UseRdpSecurityLayer, false},
-      {FreeRDP_TlsSecurity, true},
-      {FreeRDP_NlaSecurity, true},
-      {FreeRDP_ExtSecurity, false},
-      {FreeRDP_RdstlsSecurity, false},
       // Plain bitmap updates into a software GDI; no codecs that need extra pipelines.
       {FreeRDP_SoftwareGdi, true},
       {FreeRDP_SupportGraphicsPipeline, false},
@@ -338,36 +295,6 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
       {FreeRDP_JpegCodec, false},
       {FreeRDP_DesktopResize, true},
       {FreeRDP_AsyncUpdate, false},
-      // No channels or redirection of any kind.
-      {FreeRDP_SupportDynamicChannels, false},
-      {FreeRDP_SupportDisplayControl, false},
-      {FreeRDP_RedirectClipboard, false},
-      {FreeRDP_RedirectDrives, false},
-      {FreeRDP_RedirectHomeDrive, false},
-      {FreeRDP_RedirectPrinters, false},
-      {FreeRDP_RedirectSmartCards, false},
-      {FreeRDP_RedirectSerialPorts, false},
-      {FreeRDP_RedirectParallelPorts, false},
-      {FreeRDP_RedirectWebAuthN, false},
-      {FreeRDP_DeviceRedirection, false},
-      {FreeRDP_AudioPlayback, false},
-      {FreeRDP_AudioCapture, false},
-      {FreeRDP_RemoteConsoleAudio, false},
-      {FreeRDP_EncomspVirtualChannel, false},
-      {FreeRDP_RemdeskVirtualChannel, false},
-      {FreeRDP_SupportEchoChannel, false},
-      {FreeRDP_SupportSSHAgentChannel, false},
-      {FreeRDP_SupportMultitransport, false},
-      {FreeRDP_SupportGeometryTracking, false},
-      {FreeRDP_SupportVideoOptimized, false},
-      {FreeRDP_MultiTouchInput, false},
-      {FreeRDP_RemoteApplicationMode, false},
-      {FreeRDP_SmartcardLogon, false},
-      // Nothing persisted: no bitmap cache file, no transport dumps, no reconnect cookies.
-      {FreeRDP_BitmapCachePersistEnabled, false},
-      {FreeRDP_TransportDump, false},
-      {FreeRDP_AutoReconnectionEnabled, false},
-      {FreeRDP_UseCommonStdioCallbacks, false},
       // transport_write waits until the buffered BIO has handed the bytes to the socket:
       // what makes sendKey/sendPointer "written and flushed" on return.
       {FreeRDP_WaitForOutputBufferFlush, true},

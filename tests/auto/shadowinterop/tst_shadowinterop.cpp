@@ -100,16 +100,22 @@ void tst_ShadowInterop::initTestCase() {
     if (QStandardPaths::findExecutable(QString::fromLatin1(tool)).isEmpty())
       QSKIP("Xvfb, freerdp-shadow-cli3 and xdotool are required");
   QVERIFY(m_home.isValid());
-  int n = 90 + int(QCoreApplication::applicationPid() % 100);
-  while (QFile::exists(QStringLiteral("/tmp/.X11-unix/X%1").arg(n)) ||
-         QFile::exists(QStringLiteral("/tmp/.X%1-lock").arg(n)))
-    ++n;
-  m_display = QStringLiteral(":%1").arg(n);
+  // Xvfb picks a free display itself and prints its number once it accepts connections
+  // (-displayfd): no race with another X server started at the same time. -noreset: by default
+  // the server resets whenever its last client leaves (an xdotool call, a stopped shadow server)
+  // and refuses connections meanwhile, which made the next shadow server exit with "failed to
+  // open display".
   m_xvfb.start(QStringLiteral("Xvfb"),
-               {m_display, QStringLiteral("-screen"), QStringLiteral("0"), QStringLiteral("800x600x24"),
+               {QStringLiteral("-displayfd"), QStringLiteral("1"), QStringLiteral("-noreset"),
+                QStringLiteral("-screen"), QStringLiteral("0"), QStringLiteral("800x600x24"),
                 QStringLiteral("-nolisten"), QStringLiteral("tcp")});
   QVERIFY(m_xvfb.waitForStarted());
-  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(QStringLiteral("/tmp/.X11-unix/X%1").arg(n)), 10000);
+  QByteArray printed;
+  QTRY_VERIFY_WITH_TIMEOUT((printed += m_xvfb.readAllStandardOutput()).contains('\n'), 20000);
+  bool numeric = false;
+  const int display = printed.trimmed().toInt(&numeric);
+  QVERIFY2(numeric, printed.constData());
+  m_display = QStringLiteral(":%1").arg(display);
   QFile sam(m_home.filePath(QStringLiteral("SAM")));
   QVERIFY(sam.open(QIODevice::WriteOnly));
   sam.write(kSamLine);
@@ -186,7 +192,10 @@ bool tst_ShadowInterop::startShadow() {
     QFile printed(errors);
     const QByteArray tail = printed.open(QIODevice::ReadOnly) ? printed.readAll().right(2000) : QByteArray();
     qWarning("freerdp-shadow-cli3 attempt %d on port %u: %s after %lld ms; it printed:\n%s", attempt,
-             unsigned(m_port), m_shadow.state() == QProcess::Running ? "not listening" : "exited",
+             unsigned(m_port),
+             m_shadow.state() == QProcess::Running
+                 ? "not listening"
+                 : qPrintable(QStringLiteral("exited (status %1)").arg(m_shadow.exitCode())),
              qint64(t.elapsed()), tail.constData());
     stopShadow();
   }

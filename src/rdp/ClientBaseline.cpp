@@ -1,0 +1,121 @@
+#include "rdp/ClientBaseline.h"
+
+#include <QFile>
+
+#include <freerdp/client.h>
+#include <freerdp/settings.h>
+
+#include <utility>
+
+namespace gc {
+
+namespace {
+
+BOOL refuseAuthenticate(freerdp*, char**, char**, char**) {
+  return FALSE;
+}
+// Credentials are provided up front; FreeRDP asking means they were refused or missing.
+BOOL refuseAuthenticateEx(freerdp*, char**, char**, char**, rdp_auth_reason) {
+  return FALSE;
+}
+// Only reached without ExternalCertificateManagement; never trust FreeRDP's store.
+DWORD refuseCertificateEx(freerdp*, const char*, UINT16, const char*, const char*, const char*, const char*,
+                          DWORD) {
+  return 0;
+}
+DWORD refuseChangedCertificateEx(freerdp*, const char*, UINT16, const char*, const char*, const char*,
+                                 const char*, const char*, const char*, const char*, DWORD) {
+  return 0;
+}
+BOOL refuseGatewayMessage(freerdp*, UINT32, BOOL, BOOL, size_t, const WCHAR*) {
+  return FALSE;
+}
+BOOL refuseSmartcard(freerdp*, SmartcardCertInfo**, DWORD, DWORD*, BOOL) {
+  return FALSE;
+}
+BOOL refuseAccessToken(freerdp*, AccessTokenType, char**, size_t, ...) {
+  return FALSE;
+}
+SSIZE_T noRetry(freerdp*, const char*, size_t, void*) {
+  return -1;
+}
+int ignoreLogonErrorInfo(freerdp*, UINT32, UINT32) {
+  return 1;
+}
+
+} // namespace
+
+void ClientBaseline::installRefusingCallbacks(freerdp* instance) {
+  instance->LoadChannels = nullptr; // no add-ins, no static or dynamic channels
+  instance->Redirect = nullptr;
+  instance->PostFinalDisconnect = nullptr;
+  instance->Authenticate = &refuseAuthenticate;
+  instance->GatewayAuthenticate = &refuseAuthenticate;
+  instance->AuthenticateEx = &refuseAuthenticateEx;
+  instance->VerifyCertificateEx = &refuseCertificateEx;
+  instance->VerifyChangedCertificateEx = &refuseChangedCertificateEx;
+  instance->VerifyX509Certificate = nullptr; // the caller's pin check, required
+  instance->PresentGatewayMessage = &refuseGatewayMessage;
+  instance->LogonErrorInfo = &ignoreLogonErrorInfo;
+  instance->ChooseSmartcard = &refuseSmartcard;
+  instance->GetAccessToken = &refuseAccessToken;
+  instance->RetryDialog = &noRetry;
+}
+
+bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
+  const QByteArray host = target.host.toUtf8();
+  const QByteArray configDir = QFile::encodeName(target.configDir);
+  bool ok =
+      freerdp_settings_set_string(s, FreeRDP_ServerHostname, host.constData()) &&
+      freerdp_settings_set_uint32(s, FreeRDP_ServerPort, target.port) &&
+      freerdp_settings_set_string(s, FreeRDP_ConfigPath, configDir.constData()) &&
+      freerdp_settings_set_uint32(s, FreeRDP_TcpConnectTimeout, UINT32(qMax(1, target.connectTimeoutMs)));
+  const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
+      // Certificate: the pin alone decides (VerifyX509Certificate); no store, no auto-accept.
+      {FreeRDP_ExternalCertificateManagement, true},
+      {FreeRDP_AutoAcceptCertificate, false},
+      {FreeRDP_IgnoreCertificate, false},
+      // TLS or NLA only.
+      {FreeRDP_RdpSecurity, false},
+      {FreeRDP_UseRdpSecurityLayer, false},
+      {FreeRDP_TlsSecurity, true},
+      {FreeRDP_NlaSecurity, true},
+      {FreeRDP_ExtSecurity, false},
+      {FreeRDP_RdstlsSecurity, false},
+      // No channels or redirection of any kind.
+      {FreeRDP_SupportDynamicChannels, false},
+      {FreeRDP_SupportDisplayControl, false},
+      {FreeRDP_RedirectClipboard, false},
+      {FreeRDP_RedirectDrives, false},
+      {FreeRDP_RedirectHomeDrive, false},
+      {FreeRDP_RedirectPrinters, false},
+      {FreeRDP_RedirectSmartCards, false},
+      {FreeRDP_RedirectSerialPorts, false},
+      {FreeRDP_RedirectParallelPorts, false},
+      {FreeRDP_RedirectWebAuthN, false},
+      {FreeRDP_DeviceRedirection, false},
+      {FreeRDP_AudioPlayback, false},
+      {FreeRDP_AudioCapture, false},
+      {FreeRDP_RemoteConsoleAudio, false},
+      {FreeRDP_EncomspVirtualChannel, false},
+      {FreeRDP_RemdeskVirtualChannel, false},
+      {FreeRDP_SupportEchoChannel, false},
+      {FreeRDP_SupportSSHAgentChannel, false},
+      {FreeRDP_SupportMultitransport, false},
+      {FreeRDP_SupportGeometryTracking, false},
+      {FreeRDP_SupportVideoOptimized, false},
+      {FreeRDP_MultiTouchInput, false},
+      {FreeRDP_RemoteApplicationMode, false},
+      {FreeRDP_SmartcardLogon, false},
+      // Nothing persisted: no bitmap cache file, no transport dumps, no reconnect cookies.
+      {FreeRDP_BitmapCachePersistEnabled, false},
+      {FreeRDP_TransportDump, false},
+      {FreeRDP_AutoReconnectionEnabled, false},
+      {FreeRDP_UseCommonStdioCallbacks, false},
+  };
+  for (const auto& [key, value] : bools)
+    ok = ok && freerdp_settings_set_bool(s, key, value);
+  return ok;
+}
+
+} // namespace gc

@@ -1,0 +1,37 @@
+// ClientBaseline: the one place that states how every FreeRDP client of ours is hardened,
+// shared by the session (RdpSession) and the pin probe (CertificateProbe), so the two can
+// never drift apart.
+//
+// - Callbacks: every interactive default freerdp_client_context_new installs (stdin prompts,
+//   certificate store, gateway/smartcard/token dialogs, retry) is replaced with a refusal;
+//   no add-ins or channels are loaded; redirection is refused. The caller then sets its own
+//   VerifyX509Certificate (the pin decides) and LogonErrorInfo.
+// - Settings: loopback target, a private empty ConfigPath, the certificate decided only by
+//   VerifyX509Certificate (no store, no auto-accept), TLS or NLA only (no legacy RDP
+//   security), no channel, redirection, audio, clipboard or device of any kind, nothing
+//   persisted (no bitmap cache file, transport dump or reconnect cookie).
+//
+// Thread affinity: none (plain functions on a context the caller owns). Private to src/rdp/.
+#pragma once
+
+#include <QString>
+
+#include <freerdp/freerdp.h>
+
+namespace gc {
+
+struct ClientTarget {
+  QString host; // 127.0.0.1 (callers check before)
+  quint16 port = 0;
+  QString configDir; // private, empty
+  int connectTimeoutMs = 10000;
+};
+
+class ClientBaseline {
+public:
+  static void installRefusingCallbacks(freerdp* instance);
+  // False when FreeRDP refuses a setting (the caller then refuses to connect).
+  [[nodiscard]] static bool apply(rdpSettings* settings, const ClientTarget& target);
+};
+
+} // namespace gc
