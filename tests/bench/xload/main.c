@@ -3,11 +3,17 @@
  *   typing  90 glyphs/s (3 per tick, 30 ticks/s) on a white text page;
  *   scroll  the text page moves up 4 px per tick at 30 ticks/s (XCopyArea + one new row);
  *   motion  every pixel changes, a full-screen XPutImage per tick at 60 ticks/s;
- *   idle    the static page.
+ *   idle    the static page;
+ *   damage  draws nothing: counts XDamage "non-empty" notifications on the root window (each
+ *           one subtracted at once), i.e. the repaint batches another client (xfreerdp3)
+ *           makes on this display; with GC_XLOAD_DAMAGE (headers may be missing).
  * Ticks are paced by CLOCK_MONOTONIC; a late tick is dropped, not queued. At the end it
  * prints {"mode":…,"ticks":N,"seconds":S} so the caller knows what the server was given. */
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
+#ifdef GC_XLOAD_DAMAGE
+#include <X11/extensions/Xdamage.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +51,37 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int screen = DefaultScreen(d);
+  if (strcmp(mode, "damage") == 0) {
+#ifdef GC_XLOAD_DAMAGE
+    int event_base = 0, error_base = 0;
+    if (!XDamageQueryExtension(d, &event_base, &error_base)) {
+      fprintf(stderr, "gc-bench-xload: no DAMAGE extension\n");
+      return 1;
+    }
+    Damage damage = XDamageCreate(d, RootWindow(d, screen), XDamageReportNonEmpty);
+    XSync(d, False);
+    const double begin = now_s();
+    long events = 0;
+    while (now_s() - begin < seconds) {
+      while (XPending(d)) {
+        XEvent e;
+        XNextEvent(d, &e);
+        if (e.type == event_base + XDamageNotify) {
+          ++events;
+          XDamageSubtract(d, damage, None, None);
+        }
+      }
+      struct timespec ts = {0, 500000};
+      nanosleep(&ts, NULL);
+    }
+    printf("{\"mode\":\"damage\",\"events\":%ld,\"seconds\":%.3f}\n", events, now_s() - begin);
+    XCloseDisplay(d);
+    return 0;
+#else
+    fprintf(stderr, "gc-bench-xload: built without Xdamage\n");
+    return 1;
+#endif
+  }
   const int width = DisplayWidth(d, screen), height = DisplayHeight(d, screen);
   XSetWindowAttributes attrs;
   attrs.override_redirect = True;
