@@ -63,7 +63,11 @@ class Rig {
   // `guest-console open` logged in, with a decoding panel attached and the first frame painted.
   async open(target, { user = this.user, password = this.password } = {}) {
     const grant = this.grant(target.port, target.cert);
-    const c = this.proc(this.bin.console, ['open', '--grant', grant, '--state-dir', this.state, '--runtime-dir', this.runtime]);
+    const args = ['open', '--grant', grant, '--state-dir', this.state, '--runtime-dir', this.runtime];
+    // GC_BENCH_WRAP="perf record -g -o F --" (or heaptrack -o F): profile the console; the
+    // figures of such a run measure the wrapper's pid and are not comparable.
+    const wrap = (process.env.GC_BENCH_WRAP || '').split(' ').filter(Boolean);
+    const c = wrap.length ? this.proc(wrap[0], [...wrap.slice(1), this.bin.console, ...args]) : this.proc(this.bin.console, args);
     const ready = await c.waitFor((e) => e.event === 'ready' || e.event === 'error', 30000);
     if (ready.event !== 'ready') throw new Error(`open refused: ${ready.code} ${ready.message}`);
     await c.waitFor((e) => e.event === 'credentials_required', 20000);
