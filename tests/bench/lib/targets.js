@@ -1,0 +1,45 @@
+'use strict';
+// Issue 11's targets, attached to the rows they judge, and the one table the suite prints.
+const MB = 1e6 / 1048576; // the issue's MB in MiB
+
+const TARGETS = [
+  // [metric prefix, workload (null = any), text, check(summary, row)]
+  ['update latency (paint → painted in panel)', 'typing', 'p50 ≤ 10, p99 ≤ 40 ms', (s) => s.median <= 10 && s.p99 <= 40],
+  ['input latency', null, 'p50 ≤ 2 ms', (s) => s.median <= 2],
+  ['lock latency', '256 queued', '≤ 20 ms (p99)', (s) => s.p99 <= 20],
+  ['panic latency', null, '≤ 50 ms (p99)', (s) => s.p99 <= 50],
+  ['bytes per typed character', null, '≤ 2048 B', (s) => s.median <= 2048],
+  ['console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
+  ['shadow: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
+  ['console RSS', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
+  ['shadow: console RSS', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
+  ['8 consoles: RSS per console', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
+  ['frames/s delivered to the panel', 'motion', '≥ 54 (90 % of 60/s)', (s) => s.median >= 54],
+  ['stalled panel: console RSS', null, 'no growth (2nd half max ≤ 1st half max + 2 MiB)', null],
+];
+
+function target(metric, workload) {
+  for (const [prefix, w, text, check] of TARGETS)
+    if (metric.startsWith(prefix) && (w === null || w === workload)) return { text, check: check || (() => null) };
+  return null;
+}
+
+const fmt = (v) => (v === null || v === undefined || Number.isNaN(v) ? '–' : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(v === Math.round(v) ? 0 : 3));
+
+function cells(r) {
+  let met = r.met === true ? 'yes' : r.met === false ? 'NO' : '';
+  if (r.metric.startsWith('stalled panel: console RSS') && r.growth_second_half !== undefined) met = r.growth_second_half <= 2 ? 'yes' : 'NO';
+  if (r.metric.startsWith('shadow: frames/s delivered') && r.server_fps) met = r.median >= 0.9 * r.server_fps ? 'yes' : 'NO';
+  return [r.metric, r.workload, r.unit, fmt(r.median), fmt(r.p99), r.n ? `${fmt(r.min)}–${fmt(r.max)}` : '–', String(r.n), r.target || '', met];
+}
+
+function table(rows) {
+  const head = ['metric', 'workload', 'unit', 'median', 'p99', 'min–max', 'n', 'target', 'met?'];
+  const body = rows.map(cells);
+  for (const r of rows) r.met_text = cells(r)[8];
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (c) => c.map((x, i) => (i >= 3 && i <= 6 ? x.padStart(widths[i]) : x.padEnd(widths[i]))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n') + '\n';
+}
+
+module.exports = { target, table };

@@ -1,0 +1,286 @@
+#include "tests/bench/panel/BenchPanel.h"
+
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QPainter>
+#include <QUrl>
+#include <QtEndian>
+
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+namespace gc::bench {
+
+namespace {
+
+// A watched pixel counts as painted when every channel is within this of the colour: the
+// rect may arrive as JPEG (4:2:0), which shifts flat colours by a few units.
+constexpr int kColourTolerance = 40;
+
+bool near(QRgb a, QRgb b) {
+  return std::abs(qRed(a) - qRed(b)) <= kColourTolerance &&
+         std::abs(qGreen(a) - qGreen(b)) <= kColourTolerance &&
+         std::abs(qBlue(a) - qBlue(b)) <= kColourTolerance;
+}
+
+} // namespace
+
+int64_t BenchPanel::nowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+BenchPanel::BenchPanel(quint16 port, QString run, QString task)
+    : m_stdin(STDIN_FILENO, QSocketNotifier::Read), m_port(port), m_run(std::move(run)),
+      m_task(std::move(task)) {
+  QObject::connect(&m_socket, &QWebSocket::textMessageReceived, [this](const QString& t) { onText(t); });
+  QObject::connect(&m_socket, &QWebSocket::binaryMessageReceived,
+                   [this](const QByteArray& p) { onBinary(p); });
+  QObject::connect(&m_socket, &QWebSocket::disconnected, [this] {
+    emitEvent("disconnected", {{QStringLiteral("t_ns"), qint64(nowNs())}});
+  });
+  QObject::connect(&m_stdin, &QSocketNotifier::activated, [this] { readStdin(); });
+}
+
+void BenchPanel::start() {
+  m_stdin.setEnabled(true);
+}
+
+void BenchPanel::readStdin() {
+  char buffer[4096];
+  const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+  if (n <= 0) {
+    m_stdin.setEnabled(false);
+    m_socket.close();
+    QCoreApplication::quit();
+    return;
+  }
+  m_stdinBuffer.append(buffer, n);
+  qsizetype nl;
+  while ((nl = m_stdinBuffer.indexOf('\n')) >= 0) {
+    const QByteArray line = m_stdinBuffer.left(nl);
+    m_stdinBuffer.remove(0, nl + 1);
+    if (!line.trimmed().isEmpty())
+      onCommand(QJsonDocument::fromJson(line).object());
+  }
+}
+
+void BenchPanel::onCommand(const QJsonObject& c) {
+  const QString cmd = c.value(QStringLiteral("cmd")).toString();
+  const auto stamp = [](QJsonObject o) {
+    o.insert(QStringLiteral("t_ns"), qint64(nowNs()));
+    return o;
+  };
+  if (!m_started) {
+    // Line 1: the capability (a secret: stdin only, never argv). It goes out in hello.
+    m_started = true;
+    const QString capability = c.value(QStringLiteral("capability")).toString();
+    QObject::connect(&m_socket, &QWebSocket::connected, [this, capability] {
+      sendJson("hello",
+               {{QStringLiteral("run"), m_run},
+                {QStringLiteral("task"), m_task},
+                {QStringLiteral("capability"), capability},
+                {QStringLiteral("client"), QJsonObject{{QStringLiteral("kind"), QStringLiteral("bench")},
+                                                       {QStringLiteral("version"), QStringLiteral("1")}}}});
+    });
+    m_socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(m_port)));
+    return;
+  }
+  if (cmd == QLatin1String("key")) {
+    const quint64 seq = ++m_seq;
+    const int64_t t = nowNs();
+    sendJson("key", {{QStringLiteral("seq"), qint64(seq)},
+                     {QStringLiteral("scancode"), c.value(QStringLiteral("scancode")).toInt()},
+                     {QStringLiteral("down"), c.value(QStringLiteral("down")).toBool()}});
+    emitEvent("sent", {{QStringLiteral("seq"), qint64(seq)}, {QStringLiteral("t_ns"), qint64(t)}});
+  } else if (cmd == QLatin1String("pointer") || cmd == QLatin1String("burst")) {
+    // burst: n pointer moves back to back (to fill the input queue before a lock).
+    const int n = cmd == QLatin1String("burst") ? c.value(QStringLiteral("n")).toInt() : 1;
+    const int x0 = c.value(QStringLiteral("x")).toInt(200), y = c.value(QStringLiteral("y")).toInt(200);
+    int64_t first = 0, t = 0;
+    for (int i = 0; i < n; ++i) {
+      const quint64 seq = ++m_seq;
+      t = nowNs();
+      if (i == 0)
+        first = t;
+      sendJson("pointer", {{QStringLiteral("seq"), qint64(seq)},
+                           {QStringLiteral("x"), x0 + (i % 200)},
+                           {QStringLiteral("y"), y},
+                           {QStringLiteral("buttons"), 0},
+                           {QStringLiteral("wheel"), 0}});
+    }
+    m_socket.flush();
+    emitEvent("sent", {{QStringLiteral("seq"), qint64(m_seq)},
+                       {QStringLiteral("n"), n},
+                       {QStringLiteral("first_t_ns"), qint64(first)},
+                       {QStringLiteral("t_ns"), qint64(t)}});
+  } else if (cmd == QLatin1String("lock")) {
+    const int64_t t = nowNs();
+    sendJson("lock");
+    m_socket.flush();
+    emitEvent("sent",
+              {{QStringLiteral("what"), QStringLiteral("lock")}, {QStringLiteral("t_ns"), qint64(t)}});
+  } else if (cmd == QLatin1String("ack")) {
+    m_acking = c.value(QStringLiteral("on")).toBool();
+    if (m_acking && m_unackedFrame) {
+      m_resumedNs = nowNs();
+      ack(m_lastFrame);
+    }
+    emitEvent("ack", stamp({{QStringLiteral("on"), m_acking}}));
+  } else if (cmd == QLatin1String("trace")) {
+    m_trace = c.value(QStringLiteral("on")).toBool();
+  } else if (cmd == QLatin1String("watch")) {
+    m_watches.push_back({c.value(QStringLiteral("id")).toInteger(), c.value(QStringLiteral("x")).toInt(),
+                         c.value(QStringLiteral("y")).toInt(),
+                         QColor::fromString(c.value(QStringLiteral("color")).toString()).rgb()});
+  } else if (cmd == QLatin1String("stats")) {
+    emitEvent("stats", stamp({{QStringLiteral("frames"), qint64(m_stats.frames)},
+                              {QStringLiteral("rects"), qint64(m_stats.rects)},
+                              {QStringLiteral("png_rects"), qint64(m_stats.pngRects)},
+                              {QStringLiteral("jpeg_rects"), qint64(m_stats.jpegRects)},
+                              {QStringLiteral("binary_bytes"), qint64(m_stats.binaryBytes)},
+                              {QStringLiteral("text_bytes"), qint64(m_stats.textBytes)},
+                              {QStringLiteral("decode_ns"), qint64(m_stats.decodeNs)},
+                              {QStringLiteral("first_frame_ns"), qint64(m_stats.firstFrameNs)},
+                              {QStringLiteral("last_frame_ns"), qint64(m_stats.lastFrameNs)},
+                              {QStringLiteral("input_ack_upto"), qint64(m_stats.inputAckUpto)},
+                              {QStringLiteral("input_refused"), qint64(m_stats.inputRefused)}}));
+    if (c.value(QStringLiteral("reset")).toBool())
+      m_stats = Stats{};
+  } else if (cmd == QLatin1String("close")) {
+    sendJson("close");
+  }
+}
+
+void BenchPanel::onText(const QString& text) {
+  const int64_t t = nowNs();
+  m_stats.textBytes += quint64(text.toUtf8().size());
+  QJsonObject m = QJsonDocument::fromJson(text.toUtf8()).object();
+  const QString type = m.value(QStringLiteral("type")).toString();
+  if (type == QLatin1String("input_ack")) {
+    m_stats.inputAckUpto = quint64(m.value(QStringLiteral("upto")).toInteger());
+    return;
+  }
+  if (type == QLatin1String("input_refused")) {
+    ++m_stats.inputRefused;
+    return;
+  }
+  if (type == QLatin1String("welcome")) {
+    m.remove(QStringLiteral("identity"));
+    m.remove(QStringLiteral("run"));
+    m.remove(QStringLiteral("task"));
+  }
+  m.insert(QStringLiteral("t_ns"), qint64(t));
+  m.remove(QStringLiteral("type"));
+  emitEvent(type.toUtf8(), m);
+}
+
+void BenchPanel::onBinary(const QByteArray& packet) {
+  // GCF1: magic u32 | frame u32 | width u16 | height u16 | rects u16, then per rect
+  // x u16 | y u16 | w u16 | h u16 | encoding u8 | length u32 | bytes (little-endian).
+  const int64_t t0 = nowNs();
+  const auto* p = reinterpret_cast<const uchar*>(packet.constData());
+  const qsizetype size = packet.size();
+  if (size < 14 || qFromLittleEndian<quint32>(p) != 0x31464347u) {
+    emitEvent("bad_frame", {{QStringLiteral("size"), qint64(size)}});
+    return;
+  }
+  const quint32 frame = qFromLittleEndian<quint32>(p + 4);
+  const int width = qFromLittleEndian<quint16>(p + 8), height = qFromLittleEndian<quint16>(p + 10);
+  const int rects = qFromLittleEndian<quint16>(p + 12);
+  if (m_canvas.width() != width || m_canvas.height() != height) {
+    m_canvas = QImage(width, height, QImage::Format_RGB32);
+    m_canvas.fill(Qt::black);
+  }
+  int jpeg = 0;
+  {
+    // All rectangles are applied before the frame is "presented" (protocol rule).
+    QPainter painter(&m_canvas);
+    painter.setCompositionMode(QPainter::CompositionMode_Source);
+    qsizetype off = 14;
+    for (int i = 0; i < rects; ++i) {
+      if (off + 13 > size)
+        break;
+      const int x = qFromLittleEndian<quint16>(p + off), y = qFromLittleEndian<quint16>(p + off + 2);
+      const int encoding = p[off + 8];
+      const quint32 length = qFromLittleEndian<quint32>(p + off + 9);
+      off += 13;
+      if (off + qsizetype(length) > size)
+        break;
+      const QImage image = QImage::fromData(p + off, int(length), encoding == 2 ? "JPEG" : "PNG");
+      off += length;
+      if (image.isNull()) {
+        emitEvent("bad_rect",
+                  {{QStringLiteral("frame"), qint64(frame)}, {QStringLiteral("encoding"), encoding}});
+        continue;
+      }
+      painter.drawImage(x, y, image);
+      jpeg += encoding == 2 ? 1 : 0;
+    }
+  }
+  const int64_t t1 = nowNs();
+  ++m_stats.frames;
+  m_stats.rects += quint64(rects);
+  m_stats.jpegRects += quint64(jpeg);
+  m_stats.pngRects += quint64(rects - jpeg);
+  m_stats.binaryBytes += quint64(size);
+  m_stats.decodeNs += t1 - t0;
+  if (m_stats.firstFrameNs == 0)
+    m_stats.firstFrameNs = t1;
+  m_stats.lastFrameNs = t1;
+  m_lastFrame = frame;
+  if (m_resumedNs != 0) {
+    emitEvent("resumed_frame", {{QStringLiteral("frame"), qint64(frame)},
+                                {QStringLiteral("t_ns"), qint64(t1)},
+                                {QStringLiteral("latency_ns"), qint64(t1 - m_resumedNs)}});
+    m_resumedNs = 0;
+  }
+  if (m_trace)
+    emitEvent("frame", {{QStringLiteral("frame"), qint64(frame)},
+                        {QStringLiteral("t_ns"), qint64(t1)},
+                        {QStringLiteral("bytes"), qint64(size)},
+                        {QStringLiteral("rects"), rects},
+                        {QStringLiteral("jpeg"), jpeg},
+                        {QStringLiteral("decode_ns"), qint64(t1 - t0)}});
+  for (auto it = m_watches.begin(); it != m_watches.end();) {
+    if (it->x < width && it->y < height && near(m_canvas.pixel(it->x, it->y), it->colour)) {
+      emitEvent("seen", {{QStringLiteral("id"), it->id},
+                         {QStringLiteral("frame"), qint64(frame)},
+                         {QStringLiteral("t_ns"), qint64(t1)}});
+      it = m_watches.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (m_acking)
+    ack(frame);
+  else
+    m_unackedFrame = true;
+}
+
+void BenchPanel::ack(quint32 frame) {
+  m_unackedFrame = false;
+  sendJson("frame_ack", {{QStringLiteral("frame"), qint64(frame)}});
+}
+
+void BenchPanel::sendJson(const QByteArray& type, const QJsonObject& fields) {
+  // The protocol wants "type" first; QJsonObject sorts its keys, so it is written by hand.
+  QByteArray text = "{\"type\":\"" + type + '"';
+  const QByteArray rest = QJsonDocument(fields).toJson(QJsonDocument::Compact);
+  if (rest.size() > 2)
+    text += ',' + rest.mid(1, rest.size() - 2);
+  text += '}';
+  m_socket.sendTextMessage(QString::fromUtf8(text));
+}
+
+void BenchPanel::emitEvent(const QByteArray& event, QJsonObject fields) {
+  fields.insert(QStringLiteral("event"), QString::fromUtf8(event));
+  const QByteArray line = QJsonDocument(fields).toJson(QJsonDocument::Compact) + '\n';
+  std::fwrite(line.constData(), 1, size_t(line.size()), stdout);
+  std::fflush(stdout);
+}
+
+} // namespace gc::bench

@@ -1,0 +1,160 @@
+/* gc-bench-xload MODE SECONDS: draws a workload on $DISPLAY in one full-screen window, for
+ * the freerdp-shadow-cli3 comparison in tests/bench/run. The workloads mirror gc-test-guest's:
+ *   typing  90 glyphs/s (3 per tick, 30 ticks/s) on a white text page;
+ *   scroll  the text page moves up 4 px per tick at 30 ticks/s (XCopyArea + one new row);
+ *   motion  every pixel changes, a full-screen XPutImage per tick at 60 ticks/s;
+ *   idle    the static page;
+ *   damage  draws nothing: counts XDamage "non-empty" notifications on the root window (each
+ *           one subtracted at once), i.e. the repaint batches another client (xfreerdp3)
+ *           makes on this display; with GC_XLOAD_DAMAGE (headers may be missing).
+ * Ticks are paced by CLOCK_MONOTONIC; a late tick is dropped, not queued. At the end it
+ * prints {"mode":…,"ticks":N,"seconds":S} so the caller knows what the server was given. */
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#ifdef GC_XLOAD_DAMAGE
+#include <X11/extensions/Xdamage.h>
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void text_row(Display* d, Window w, GC gc, int y, int width, unsigned seed) {
+  char line[256];
+  int n = (width - 40) / 6;
+  if (n > 255)
+    n = 255;
+  for (int i = 0; i < n; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    line[i] = (seed >> 16) % 7 == 0 ? ' ' : (char)('a' + (seed >> 8) % 26);
+  }
+  XDrawString(d, w, gc, 20, y, line, n);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: gc-bench-xload typing|scroll|motion|idle SECONDS\n");
+    return 2;
+  }
+  const char* mode = argv[1];
+  const double seconds = atof(argv[2]);
+  Display* d = XOpenDisplay(NULL);
+  if (!d) {
+    fprintf(stderr, "gc-bench-xload: cannot open display\n");
+    return 1;
+  }
+  const int screen = DefaultScreen(d);
+  if (strcmp(mode, "damage") == 0) {
+#ifdef GC_XLOAD_DAMAGE
+    int event_base = 0, error_base = 0;
+    if (!XDamageQueryExtension(d, &event_base, &error_base)) {
+      fprintf(stderr, "gc-bench-xload: no DAMAGE extension\n");
+      return 1;
+    }
+    Damage damage = XDamageCreate(d, RootWindow(d, screen), XDamageReportNonEmpty);
+    XSync(d, False);
+    const double begin = now_s();
+    long events = 0;
+    while (now_s() - begin < seconds) {
+      while (XPending(d)) {
+        XEvent e;
+        XNextEvent(d, &e);
+        if (e.type == event_base + XDamageNotify) {
+          ++events;
+          XDamageSubtract(d, damage, None, None);
+        }
+      }
+      struct timespec ts = {0, 500000};
+      nanosleep(&ts, NULL);
+    }
+    printf("{\"mode\":\"damage\",\"events\":%ld,\"seconds\":%.3f}\n", events, now_s() - begin);
+    XCloseDisplay(d);
+    return 0;
+#else
+    fprintf(stderr, "gc-bench-xload: built without Xdamage\n");
+    return 1;
+#endif
+  }
+  const int width = DisplayWidth(d, screen), height = DisplayHeight(d, screen);
+  XSetWindowAttributes attrs;
+  attrs.override_redirect = True;
+  attrs.background_pixel = WhitePixel(d, screen);
+  Window w =
+      XCreateWindow(d, RootWindow(d, screen), 0, 0, (unsigned)width, (unsigned)height, 0, CopyFromParent,
+                    InputOutput, CopyFromParent, CWOverrideRedirect | CWBackPixel, &attrs);
+  XMapRaised(d, w);
+  GC gc = XCreateGC(d, w, 0, NULL);
+  XSetForeground(d, gc, BlackPixel(d, screen));
+  XSetGraphicsExposures(d, gc, False);
+  XSync(d, False);
+  for (int y = 20; y < height; y += 14)
+    text_row(d, w, gc, y, width, (unsigned)y);
+  XSync(d, False);
+
+  XImage* img = NULL;
+  if (strcmp(mode, "motion") == 0) {
+    char* data = malloc((size_t)width * (size_t)height * 4);
+    img = XCreateImage(d, DefaultVisual(d, screen), (unsigned)DefaultDepth(d, screen), ZPixmap, 0, data,
+                       (unsigned)width, (unsigned)height, 32, 0);
+  }
+  const double rate = strcmp(mode, "motion") == 0 ? 60.0 : 30.0;
+  const double start = now_s();
+  long ticks = 0, glyph = 0;
+  unsigned seed = 1;
+  double next = start;
+  while (now_s() - start < seconds) {
+    const double t = now_s();
+    if (t < next) {
+      struct timespec ts = {0, (long)((next - t) * 1e9)};
+      nanosleep(&ts, NULL);
+      continue;
+    }
+    while (next <= t)
+      next += 1.0 / rate; /* drop missed ticks */
+    ++ticks;
+    if (strcmp(mode, "typing") == 0) {
+      for (int k = 0; k < 3; ++k, ++glyph) {
+        const int cols = (width - 40) / 8, rows = (height - 40) / 14;
+        const int cx = 20 + (int)(glyph % cols) * 8, cy = 30 + (int)((glyph / cols) % rows) * 14;
+        char c = (char)('a' + glyph % 26);
+        XSetForeground(d, gc, WhitePixel(d, screen));
+        XFillRectangle(d, w, gc, cx, cy - 11, 8, 14);
+        XSetForeground(d, gc, BlackPixel(d, screen));
+        XDrawString(d, w, gc, cx, cy, &c, 1);
+      }
+    } else if (strcmp(mode, "scroll") == 0) {
+      XCopyArea(d, w, w, gc, 0, 4, (unsigned)width, (unsigned)height - 4, 0, 0);
+      XSetForeground(d, gc, WhitePixel(d, screen));
+      XFillRectangle(d, w, gc, 0, height - 4, (unsigned)width, 4);
+      XSetForeground(d, gc, BlackPixel(d, screen));
+      if (ticks % 4 == 0)
+        text_row(d, w, gc, height - 2, width, ++seed);
+    } else if (img) {
+      uint32_t* px = (uint32_t*)img->data;
+      const unsigned phase = (unsigned)ticks * 7u;
+      for (int y = 0; y < height; ++y) {
+        for (int x = 0; x < width; ++x) {
+          seed = seed * 1664525u + 1013904223u;
+          const unsigned r = ((unsigned)x + phase) & 0xff, g = ((unsigned)y + phase * 2u) & 0xff,
+                         b = ((unsigned)(x + y) / 2u + phase) & 0xff;
+          px[(size_t)y * (size_t)width + (size_t)x] =
+              ((r ^ (seed >> 29)) << 16) | ((g ^ (seed >> 26 & 7)) << 8) | b;
+        }
+      }
+      XPutImage(d, w, gc, img, 0, 0, 0, 0, (unsigned)width, (unsigned)height);
+    }
+    XSync(d, False);
+  }
+  printf("{\"mode\":\"%s\",\"ticks\":%ld,\"seconds\":%.3f}\n", mode, ticks, now_s() - start);
+  if (img)
+    XDestroyImage(img);
+  XCloseDisplay(d);
+  return 0;
+}
