@@ -34,7 +34,7 @@ function child(rig, file, args, env) {
 }
 
 async function xvfb(rig, n) {
-  const x = child(rig, 'Xvfb', [`:${n}`, '-screen', '0', '1920x1080x24', '-nolisten', 'tcp']);
+  const x = child(rig, 'Xvfb', [`:${n}`, '-noreset', '-screen', '0', '1920x1080x24', '-nolisten', 'tcp']);
   // Polling an external process's readiness (its socket), bounded.
   for (let i = 0; i < 200 && !fs.existsSync(`/tmp/.X11-unix/X${n}`); i++) await sleep(25);
   return x;
