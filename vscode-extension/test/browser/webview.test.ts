@@ -12,6 +12,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { renderPanelHtml } from '../../src/panelHtml';
 import type { ConnectInfo, Phase } from '../../shared/protocol';
+import { CHROMIUM_ARGS, servePanelSite } from '../browser';
 import { encodeFrame, solidPng } from '../frames';
 import { PACKAGE_ROOT, waitFor } from '../helpers';
 
@@ -145,24 +146,9 @@ describe('webview in chromium against a stub console', () => {
     await new Promise<void>((r) => decoy.listen(0, '127.0.0.1', () => r()));
 
     const media = path.join(PACKAGE_ROOT, 'dist', 'media');
-    site = http.createServer((req, res) => {
-      void (async () => {
-        const url = req.url ?? '/';
-        if (url === '/') {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-          res.end(html);
-        } else if (url === '/media/main.js' || url === '/media/view.css') {
-          const body = await fs.readFile(path.join(media, path.basename(url)));
-          res.writeHead(200, { 'content-type': url.endsWith('.js') ? 'text/javascript' : 'text/css' });
-          res.end(body);
-        } else {
-          res.writeHead(404);
-          res.end();
-        }
-      })();
-    });
-    await new Promise<void>((r) => site.listen(0, '127.0.0.1', () => r()));
-    const sitePort = (site.address() as AddressInfo).port;
+    const served = await servePanelSite(media, () => html);
+    site = served.server;
+    const sitePort = served.port;
     html = renderPanelHtml({
       cspSource: `http://127.0.0.1:${sitePort}`,
       nonce: randomBytes(18).toString('base64'),
@@ -177,16 +163,7 @@ describe('webview in chromium against a stub console', () => {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 900, height: 640 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('request', (r) => requestUrls.push(r.url()));

@@ -19,7 +19,7 @@ import { chromium, type BrowserContext, type Frame, type Page } from 'playwright
 import { LineSplitter } from '../../src/ConsoleProcess';
 import { PACKAGE_ROOT, pidAlive, waitFor } from '../helpers';
 import { hex32 } from '../marker';
-import { canvasMarker, CHROMIUM_ARGS } from '../real/browser';
+import { canvasMarker, CHROMIUM_ARGS } from '../browser';
 import { BIN, DemoGrant, exists, issueDemoGrant, privateDirs, requireBuild, TestGuest } from '../real/rig';
 
 const run = promisify(execFile);

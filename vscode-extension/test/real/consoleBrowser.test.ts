@@ -18,7 +18,7 @@ import type { ConnectInfo, Phase } from '../../shared/protocol';
 import { waitFor } from '../helpers';
 import { PACKAGE_ROOT } from '../helpers';
 import { hex32 } from '../marker';
-import { canvasMarker, CHROMIUM_ARGS } from './browser';
+import { canvasMarker, CHROMIUM_ARGS, servePanelSite } from '../browser';
 import { DemoGrant, exists, issueDemoGrant, privateDirs, RealConsole, requireBuild, TestGuest } from './rig';
 
 const CHROMIUM = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -64,24 +64,9 @@ describe('webview in chromium against the real console and the test guest', () =
     grant = await issueDemoGrant(dirs.root, guest, 'Real console browser test');
 
     const media = path.join(PACKAGE_ROOT, 'dist', 'media');
-    site = http.createServer((req, res) => {
-      void (async () => {
-        const url = req.url ?? '/';
-        if (url === '/') {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-          res.end(html);
-        } else if (url === '/media/main.js' || url === '/media/view.css') {
-          const body = await fs.readFile(path.join(media, path.basename(url)));
-          res.writeHead(200, { 'content-type': url.endsWith('.js') ? 'text/javascript' : 'text/css' });
-          res.end(body);
-        } else {
-          res.writeHead(404);
-          res.end();
-        }
-      })();
-    });
-    await new Promise<void>((r) => site.listen(0, '127.0.0.1', () => r()));
-    sitePort = (site.address() as AddressInfo).port;
+    const served = await servePanelSite(media, () => html);
+    site = served.server;
+    sitePort = served.port;
     decoy = http.createServer((_req, res) => res.end('decoy'));
     decoy.on('connection', () => decoyConnections++);
     await new Promise<void>((r) => decoy.listen(0, '127.0.0.1', () => r()));

@@ -1,0 +1,61 @@
+// Shared by the browser tests: chromium flags, the loopback site that serves the panel page,
+// and reading the marker off the panel canvas.
+import * as fs from 'node:fs/promises';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import { findMarker, RgbaImage } from './marker';
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** The canvas' pixels, read in the page and decoded here. */
+export async function canvasMarker(frame: { evaluate: Page['evaluate'] }): Promise<number | undefined> {
+  const shot = await frame.evaluate(() => {
+    const canvas = document.getElementById('screen') as HTMLCanvasElement | null;
+    const ctx = canvas?.getContext('2d');
+    if (!canvas || !ctx || canvas.width < 80 || canvas.height < 60) return undefined;
+    const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+    let bin = '';
+    for (let i = 0; i < data.length; i += 0x8000) bin += String.fromCharCode(...data.subarray(i, i + 0x8000));
+    return { w: canvas.width, h: canvas.height, b64: btoa(bin) };
+  });
+  if (!shot) return undefined;
+  return findMarker(new RgbaImage(shot.w, shot.h, Buffer.from(shot.b64, 'base64')));
+}
+
+
+/**
+ * Serves the panel page on 127.0.0.1 like a webview host would: `/` is the HTML `page()`
+ * returns at request time (it embeds the site's own port, known only after listening), and
+ * `/media/main.js` and `/media/view.css` come from the built extension's `media` folder.
+ */
+export async function servePanelSite(mediaDir: string, page: () => string): Promise<{ server: http.Server; port: number }> {
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const url = req.url ?? '/';
+      if (url === '/') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(page());
+      } else if (url === '/media/main.js' || url === '/media/view.css') {
+        const body = await fs.readFile(path.join(mediaDir, path.basename(url)));
+        res.writeHead(200, { 'content-type': url.endsWith('.js') ? 'text/javascript' : 'text/css' });
+        res.end(body);
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    })();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { server, port: (server.address() as AddressInfo).port };
+}
