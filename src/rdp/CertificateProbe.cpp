@@ -76,6 +76,9 @@ Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, c
     if (!done.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return finished; }))
       freerdp_abort_connect_context(context.get());
   });
+  // FreeRDP's errors from here on (the refused certificate, the aborted handshake) are the
+  // point of the probe, not faults; its outcome is reported below.
+  const WLogRouter::ExpectedErrors expected;
   freerdp_connect(context->instance); // always fails: the certificate is refused
   {
     std::lock_guard lock(mutex);

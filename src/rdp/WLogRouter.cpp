@@ -10,13 +10,17 @@ Q_LOGGING_CATEGORY(lcRdp, "gc.rdp")
 
 namespace {
 
+thread_local int t_expectedErrors = 0;
+
 BOOL onMessage(const wLogMessage* msg) {
   // Re-checked here because a WLOG_FILTER environment entry can lower a child logger's
   // level below the root's.
   if (!msg || msg->Level < WLOG_WARN || msg->Level == WLOG_OFF || !msg->TextString)
     return TRUE;
   const QString text = QString::fromUtf8(msg->TextString);
-  if (msg->Level == WLOG_WARN)
+  if (t_expectedErrors > 0)
+    qCDebug(lcRdp).noquote() << "(expected)" << text;
+  else if (msg->Level == WLOG_WARN)
     qCWarning(lcRdp).noquote() << text;
   else
     qCCritical(lcRdp).noquote() << text;
@@ -31,6 +35,14 @@ BOOL dropPayload(const wLogMessage*) {
 wLogCallbacks s_callbacks{&dropPayload, &dropPayload, &onMessage, &dropPayload};
 
 } // namespace
+
+WLogRouter::ExpectedErrors::ExpectedErrors() {
+  ++t_expectedErrors;
+}
+
+WLogRouter::ExpectedErrors::~ExpectedErrors() {
+  --t_expectedErrors;
+}
 
 void WLogRouter::install() {
   static std::once_flag once;

@@ -13,6 +13,18 @@ Q_DECLARE_LOGGING_CATEGORY(lcRdp)
 class WLogRouter {
 public:
   static void install();
+
+  // While one is alive on a thread, FreeRDP's errors on that thread are expected and are
+  // logged at debug level instead of critical: the pin probe refuses every certificate on
+  // purpose, and "certificate not trusted, aborting" on each good open would teach operators
+  // to ignore critical lines. The probe reports its own outcome. Not copyable; nestable.
+  class ExpectedErrors {
+  public:
+    ExpectedErrors();
+    ~ExpectedErrors();
+    ExpectedErrors(const ExpectedErrors&) = delete;
+    ExpectedErrors& operator=(const ExpectedErrors&) = delete;
+  };
 };
 
 } // namespace gc
