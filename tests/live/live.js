@@ -501,7 +501,10 @@ async function main() {
     pumped: lastSeq - pumpFrom + 1, drained_upto_rel: upto - pumpFrom + 1, accepted: accepted.length, refused: refused.length,
     refused_codes: [...new Set(refused.map((r) => r.code))], refused_sent_after_capturing: refusedAfterCapturing, unaccounted: unaccounted.length,
     seen_in_guest: moves.length, accepted_unseen: acceptedUnseen.length, refused_seen: refusedSeen.length, unknown_moves_seen: strangers,
-    last_accepted_seen_before_capture_ms: lastAcceptedSeenAt ? captureAt - lastAcceptedSeenAt : null,
+    // Host-side read times of the serial log (polled every 25 ms): upper bounds of when the
+    // guest saw them. Positive = seen before that point.
+    last_accepted_seen_before_capturing_ms: lastAcceptedSeenAt ? capturingAt - lastAcceptedSeenAt : null,
+    last_accepted_seen_before_capture_returned_ms: lastAcceptedSeenAt ? captureAt - lastAcceptedSeenAt : null,
     lock_to_capturing_ms: capturingAt - lockAt, request_lock: lockRes && !lockRes.isError ? 'ok' : lockRes && lockRes.structuredContent,
     captured_marker: capMarker.error ? capMarker : { keys: capMarker.keys, buttons: capMarker.buttons, motions: capMarker.motions },
     guest_motions_total_at_capture: motionsBefore + seenBeforeCapture, control_sequence: ctl.filter((c) => ['LOCKING', 'drained', 'READ_ONLY', 'CAPTURING', 'REVIEWING'].includes(c)),
