@@ -51,7 +51,7 @@ const RUNTIME = path.join(WORK, 'runtime');
 const RUNS = path.join(RUNTIME, 'guest-console/runs');
 const GRANTS = path.join(WORK, 'grants');
 const DOM = path.join(WORK, 'dom'); // QEMU (user nobody) writes the serial log here
-for (const d of [STATE, RUNTIME, GRANTS, path.join(WORK, 'home')]) fs.mkdirSync(d, { mode: 0o700 });
+for (const d of [STATE, RUNTIME, GRANTS, path.join(WORK, 'home'), path.join(WORK, 'xhome')]) fs.mkdirSync(d, { mode: 0o700 });
 fs.mkdirSync(DOM, { mode: 0o700 });
 fs.chownSync(DOM, 65534, 65534);
 const ENV = {
@@ -208,7 +208,9 @@ async function bootGuest(hostfwds) {
   const certLine = await serial.waitFor(/^GCLIVE cert [0-9a-f]{64}$/, 60000);
   await serial.waitFor(/^GCLIVE ready/, 60000);
   await serial.waitFor(/^GCOBS 0 started/, 30000);
-  return { serial, files, cert: certLine.text.split(' ')[2], bootS: secs(t0) };
+  const milestones = Object.fromEntries(serial.lines.filter((l) => /^GC(LIVE|OBS 0)/.test(l.text)).map((l) => [l.text.split(' ').slice(0, 2).join(' ').replace(/^GCOBS 0/, 'observer'), Math.round((l.t - t0) / 100) / 10]));
+  delete milestones['GCLIVE cert'];
+  return { serial, files, cert: certLine.text.split(' ')[2], bootS: secs(t0), milestones };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -367,6 +369,7 @@ async function main() {
   const boot = await bootGuest([FWD]);
   const { serial } = boot;
   report.timings_s.boot_to_rdp_ready = boot.bootS;
+  report.timings_s.boot_milestones = boot.milestones;
   report.guest = { vm: { name: VM.name, uuid: redactUuid(VM.uuid) }, domain_type: 'qemu', forward: `hostfwd tcp:127.0.0.1:<port>-:3389 (slirp, restrict=on)`, cert_from_serial: redactDigest(boot.cert) };
   log(`guest ${VM.name} RDP-ready in ${boot.bootS} s on 127.0.0.1:${port}`);
   if (process.env.GC_LIVE_HOLD) { // development: inspect the booted guest (nsenter), then touch WORK/release
@@ -382,7 +385,7 @@ async function main() {
   for (let i = 0; haveXfreerdp && i < 2; i++) {
     const t0 = Date.now();
     const r = spawnSync('xfreerdp3', [`/v:127.0.0.1:${port}`, '/u:warmup', '/p:warmup', '/cert:ignore', '+auth-only', '/log-level:OFF'],
-      { env: { PATH: ENV.PATH, HOME: path.join(WORK, 'home') }, encoding: 'utf8', timeout: 30000 });
+      { env: { PATH: ENV.PATH, HOME: path.join(WORK, 'xhome') }, encoding: 'utf8', timeout: 30000 });
     report.timings_s.warmup_connections.push({ s: secs(t0), exit: r.status });
     log(`warm-up connection ${i + 1}: ${secs(t0)} s, exit ${r.status} (132 = wrong password, as intended)`);
   }
@@ -468,16 +471,23 @@ async function main() {
   const obsBarrier = serial.length;
   let pumping = true;
   let k = 0;
-  const pump = setInterval(() => {
-    if (!pumping) return;
+  const nextMove = () => {
     const s = ++seq;
     const x = 200 + (k % 800), y = 300 + Math.floor(k / 800) * 2;
     k++;
     pointOf.set(`${x},${y}`, s);
     sentAt.set(s, Date.now());
-    panel.send({ type: 'pointer', seq: s, x, y, buttons: 0, wheel: 0 });
-  }, 10);
-  await sleep(800); // a stream in flight before the lock
+    return { type: 'pointer', seq: s, x, y, buttons: 0, wheel: 0 };
+  };
+  const PUMP_MS = Number(process.env.GC_LIVE_PUMP_MS || 40);
+  const BURST = Number(process.env.GC_LIVE_BURST || 30);
+  const pump = setInterval(() => { if (pumping) panel.send(nextMove()); }, PUMP_MS);
+  await sleep(500); // a stream before the lock
+  // A burst in ONE write, and the lock requested from the other connection right behind it:
+  // the burst is still in the console's gate (or on its way to the guest) when the lock lands.
+  const burst = [];
+  for (let i = 0; i < BURST; i++) burst.push(nextMove());
+  panel.sendBurst(burst);
   const lockAt = Date.now();
   const lockResult = mcp.call('request_lock');
   await S.phase('CAPTURING', 30000).catch(() => null);
@@ -515,7 +525,7 @@ async function main() {
   const order = ['LOCKING', 'drained', 'READ_ONLY', 'CAPTURING'].map((p) => ctl.indexOf(p));
   const refusedAfterCapturing = refused.filter((r) => (sentAt.get(r.seq) || 0) > capturingAt).length;
   report.sessions.main.barrier = {
-    pumped: lastSeq - pumpFrom + 1, drained_upto_rel: upto - pumpFrom + 1, accepted: accepted.length, refused: refused.length,
+    pumped: lastSeq - pumpFrom + 1, pump_interval_ms: PUMP_MS, burst_at_lock: BURST, drained_upto_rel: upto - pumpFrom + 1, accepted: accepted.length, refused: refused.length,
     refused_codes: [...new Set(refused.map((r) => r.code))], refused_sent_after_capturing: refusedAfterCapturing, unaccounted: unaccounted.length,
     seen_in_guest: moves.length, accepted_unseen: acceptedUnseen.length, refused_seen: refusedSeen.length, unknown_moves_seen: strangers,
     // Host-side read times of the serial log (polled every 25 ms): upper bounds of when the
