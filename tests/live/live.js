@@ -86,7 +86,7 @@ function domainXml({ hostfwds, serialLog, seedSock }) {
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>${IMAGE}/vmlinuz</kernel>
     <initrd>${IMAGE}/initrd.img</initrd>
-    <cmdline>root=/dev/vda ro console=ttyS0 net.ifnames=0 quiet loglevel=1 init=/sbin/gc-live-init</cmdline>
+    <cmdline>root=/dev/vda ro console=ttyS0 net.ifnames=0 ${process.env.GC_LIVE_KERNEL_ARGS || 'quiet loglevel=1'} init=/sbin/gc-live-init</cmdline>
   </os>
   <on_poweroff>destroy</on_poweroff>
   <on_reboot>destroy</on_reboot>
@@ -455,7 +455,7 @@ async function main() {
   check(2, 'a click reaches the guest at the clicked point (button 1 down + up)', buttons.length === 2 && buttons[0].down && !buttons[1].down && buttons.every((b) => b.button === 1 && b.x === clickAt.x && b.y === clickAt.y), { buttons: buttons.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })) });
   const totalKeys = () => serial.events(0).filter((e) => e.kind === 'key').length;
   const totalMotions = () => serial.events(0).filter((e) => e.kind === 'motion').length;
-  await waitUntil(() => S.frames.marker && S.frames.marker.keys === totalKeys(), 15000);
+  await waitUntil(() => S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, 15000);
   check(2, 'the panel\'s frames show the guest\'s own count of the setup keys', S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, { frameMarker: S.frames.marker, serialKeys: totalKeys() });
 
   // ---- proof 3: the barrier, live ----------------------------------------------------------
@@ -536,6 +536,11 @@ async function main() {
     captured_marker: capMarker.error ? capMarker : { keys: capMarker.keys, buttons: capMarker.buttons, motions: capMarker.motions },
     guest_motions_total_at_capture: motionsBefore + seenBeforeCapture, control_sequence: ctl.filter((c) => ['LOCKING', 'drained', 'READ_ONLY', 'CAPTURING', 'REVIEWING'].includes(c)),
   };
+  // How long after CAPTURING the panel's frames (the console's own picture of the guest)
+  // first show every accepted event: the lag the barrier does not cover.
+  const allMotions = serial.events(0).filter((e) => e.kind === 'motion').length;
+  await waitUntil(() => S.frames.marker && S.frames.marker.motions >= allMotions, 20000);
+  report.sessions.main.barrier.frames_show_all_accepted_after_capturing_ms = S.frames.marker && S.frames.marker.motions >= allMotions ? Date.now() - capturingAt : null;
   const B = report.sessions.main.barrier;
   check(3, 'barrier: input was in flight at the lock, some accepted and some refused, every event accounted for', accepted.length > 0 && refused.length > 0 && unaccounted.length === 0 && upto === ackUpto && accepted.every((s) => s <= upto), B);
   check(3, 'every event the console accepted was observed in the guest, before Capture Desktop (serial)', acceptedUnseen.length === 0 && strangers === 0 && lastAcceptedSeenAt > 0 && lastAcceptedSeenAt <= captureAt + 50, B);
@@ -557,7 +562,7 @@ async function main() {
     const keyEv = ev.filter((e) => e.kind === 'key');
     const againCode = again && again.structuredContent && again.structuredContent.code;
     report.receipt = receipt && { ...receipt, grant_digest: redactDigest(receipt.grant_digest), vm_uuid: redactUuid(receipt.vm_uuid), evidence_head: redactDigest(receipt.evidence_head) };
-    report.sessions.main.action = { outcome: receipt && receipt.outcome, buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
+    report.sessions.main.action = { outcome: receipt && receipt.outcome, events_sent: receipt && receipt.events_sent, seen_in_guest: ev.map((e) => e.kind + (e.kind === 'button' ? (e.down ? ' down' : ' up') : '')), buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
     check(4, 'one perform_action (official MCP SDK client): receipt executed, observed exactly once in the guest', receipt && receipt.outcome === 'executed' && ctlReceipt && ctlReceipt.event_id === receipt.event_id && btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700) && keyEv.length === 0, report.sessions.main.action);
     const secondRefused = (again.isError === true && ['ALREADY_ACTED', 'RUN_NOT_FOUND'].includes(againCode)) || !!again.thrown;
     check(4, 'a second perform_action is refused and observed zero times', secondRefused && btn.length === 2 && btn.every((b) => b.x === 512 && b.y === 700), report.sessions.main.action);
@@ -578,16 +583,33 @@ async function main() {
     check(6, 'the main session\'s evidence verifies and holds no password, typed text, scancode or pixel data', verify.status === 0 && !text.includes(SENTINEL_PW) && !text.includes(TYPED) && !/scancode|"data"|base64/i.test(text), report.sessions.main.evidence);
   }
 
+  // ---- diagnostic for 5a: the lifecycle watcher on the real domain, without losing RDP -------
+  // (virsh suspend keeps QEMU and its forward alive, so only libvirt's event can close it.)
+  {
+    const s = new Session('suspend', issueGrant({ port, cert: boot.cert }));
+    await s.ready();
+    await s.login();
+    const t0 = Date.now();
+    virsh('suspend', VM.name);
+    const c = await s.proc.waitFor((e) => e.event === 'closed', 10000).catch(() => null);
+    const end = await s.closed(15000);
+    virsh('resume', VM.name);
+    await sleep(200);
+    report.sessions.suspend = { reason: c && c.reason, closed_after_suspend_ms: c ? c.t_ms - t0 : null, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
+    check(5, 'virsh suspend during SETUP closes the console (VM_GONE: libvirt\'s lifecycle event on the real domain), run dir gone, no process left', c && c.reason === 'VM_GONE' && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.suspend);
+  }
+
   // ---- proof 5a: virsh destroy during REVIEWING --------------------------------------------
   {
     const s = new Session('destroy', issueGrant({ port, cert: boot.cert }));
     await s.ready();
     await s.login();
+    const step = (what, p) => p.catch((e) => { throw new Error(`destroy session, ${what}: ${e.message}; control channel: ${JSON.stringify(s.events.slice(-5))}`); });
     s.proc.send({ cmd: 'lock' });
-    await s.phase('CAPTURING', 30000);
-    const m = await mcpConnect(s.run);
-    await m.call('capture_desktop');
-    await s.phase('REVIEWING', 15000);
+    await step('waiting for CAPTURING', s.phase('CAPTURING', 30000));
+    const m = await step('MCP connect', mcpConnect(s.run));
+    const cap = await step('capture_desktop', m.call('capture_desktop'));
+    await step(`waiting for REVIEWING (capture: ${cap && cap.isError ? JSON.stringify(cap.structuredContent) : 'ok'})`, s.phase('REVIEWING', 15000));
     // Asynchronously, so the console's control channel is read (and time-stamped) while
     // virsh runs; the time is measured from the START of the destroy command (upper bound).
     const t0 = Date.now();
