@@ -608,7 +608,14 @@ async function main() {
     s.proc.send({ cmd: 'lock' });
     await step('waiting for CAPTURING', s.phase('CAPTURING', 30000));
     const m = await step('MCP connect', mcpConnect(s.run));
-    const cap = await step('capture_desktop', m.call('capture_desktop'));
+    // Locked right after login: the first guest frame may not have arrived yet, which the
+    // console answers with an error (no transition); ask again, bounded.
+    let cap = null;
+    for (let i = 0; i < 40; i++) {
+      cap = await step('capture_desktop', m.call('capture_desktop'));
+      if (!cap.isError) break;
+      await sleep(500);
+    }
     await step(`waiting for REVIEWING (capture: ${cap && cap.isError ? JSON.stringify(cap.structuredContent) : 'ok'})`, s.phase('REVIEWING', 15000));
     // Asynchronously, so the console's control channel is read (and time-stamped) while
     // virsh runs; the time is measured from the START of the destroy command (upper bound).
