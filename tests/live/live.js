@@ -118,8 +118,12 @@ function defineAndStart(hostfwds) {
   const files = { serialLog: path.join(DOM, `serial-${n}.log`), seedSock: path.join(DOM, `seed-${n}.sock`) };
   const xmlFile = path.join(WORK, `domain-${n}.xml`);
   fs.writeFileSync(xmlFile, domainXml({ hostfwds, ...files }), { mode: 0o600 });
+  const t0 = Date.now();
   virsh('define', xmlFile);
+  const t1 = Date.now();
   virsh('start', VM.name);
+  files.defineS = Math.round((t1 - t0) / 100) / 10;
+  files.startS = secs(t1);
   // Record QEMU's PID for the teardown (by PID, never by name).
   try {
     const pid = fs.readFileSync(`/run/libvirt/qemu/${VM.name}.pid`, 'utf8').trim();
@@ -369,7 +373,7 @@ async function main() {
   const boot = await bootGuest([FWD]);
   const { serial } = boot;
   report.timings_s.boot_to_rdp_ready = boot.bootS;
-  report.timings_s.boot_milestones = boot.milestones;
+  report.timings_s.boot_milestones = { 'virsh define': boot.files.defineS, 'virsh start': boot.files.startS, ...boot.milestones };
   report.guest = { vm: { name: VM.name, uuid: redactUuid(VM.uuid) }, domain_type: 'qemu', forward: `hostfwd tcp:127.0.0.1:<port>-:3389 (slirp, restrict=on)`, cert_from_serial: redactDigest(boot.cert) };
   log(`guest ${VM.name} RDP-ready in ${boot.bootS} s on 127.0.0.1:${port}`);
   if (process.env.GC_LIVE_HOLD) { // development: inspect the booted guest (nsenter), then touch WORK/release
