@@ -62,8 +62,8 @@ int main(void) {
   XSetWindowAttributes attrs;
   attrs.background_pixel = white;
   attrs.override_redirect = True; /* no window manager: place it ourselves, full screen */
-  attrs.event_mask = KeyPressMask | KeyReleaseMask | ButtonPressMask | ButtonReleaseMask | PointerMotionMask |
-                     ExposureMask;
+  attrs.event_mask =
+      KeyPressMask | KeyReleaseMask | ButtonPressMask | ButtonReleaseMask | PointerMotionMask | ExposureMask;
   Window w = XCreateWindow(d, RootWindow(d, screen), 0, 0, width, height, 0, CopyFromParent, InputOutput,
                            CopyFromParent, CWBackPixel | CWOverrideRedirect | CWEventMask, &attrs);
   XMapRaised(d, w);
@@ -106,8 +106,8 @@ int main(void) {
     case ButtonPress:
     case ButtonRelease:
       ++counts[2];
-      printf("GCOBS %lu button %s %u %d %d\n", ++total, e.type == ButtonPress ? "down" : "up", e.xbutton.button,
-             e.xbutton.x, e.xbutton.y);
+      printf("GCOBS %lu button %s %u %d %d\n", ++total, e.type == ButtonPress ? "down" : "up",
+             e.xbutton.button, e.xbutton.x, e.xbutton.y);
       draw(d, w, gc, black, white, font);
       break;
     case MotionNotify:
