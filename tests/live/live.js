@@ -1,0 +1,697 @@
+#!/usr/bin/env node
+'use strict';
+// The live lane's proofs (issue 10): the UNMODIFIED console against a real libvirt-managed
+// QEMU guest (type='qemu', TCG) behind exactly one loopback hostfwd. Runs inside the private
+// mount + network namespace tests/live/ns sets up (libvirtd already up on qemu:///system).
+// Inside the guest an observer reports every key and pointer event it receives on the serial
+// console and draws its counters as a cell marker (tests/live/guest/observer.c).
+// Writes ONE redacted report, $GC_ARTIFACTS_DIR/live-report.json. Ends "N passed, M failed".
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const crypto = require('crypto');
+const { spawnSync, execFileSync, execFile } = require('child_process');
+const { WsClient } = require('../battery/lib/ws');
+const { decodePng } = require('../battery/lib/png');
+const P = require('../battery/lib/proc');
+const { ntHashHex } = require('./lib/md4');
+
+const started = Date.now();
+const REPO = path.resolve(__dirname, '../..');
+const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
+const BIN = { console: path.join(BUILD, 'bin/guest-console'), issue: path.join(BUILD, 'bin/gc-issue-grant') };
+const SDK = path.join(REPO, 'tests/mcp/node_modules/@modelcontextprotocol/sdk/dist/cjs');
+const ARTIFACTS = process.env.GC_ARTIFACTS_DIR || '/tmp/gc-artifacts';
+const REPORT = path.join(ARTIFACTS, 'live-report.json');
+const WORK = process.env.GC_LIVE_WORK;
+const IMAGE = process.env.GC_LIVE_IMAGE;
+const URI = 'qemu:///system';
+const DEADLINE_MS = Number(process.env.GC_LIVE_DEADLINE_S || 480) * 1000;
+
+const rnd = (n) => Array.from(crypto.randomBytes(n), (b) => 'abcdefghijkmnpqrstuvwxyz'[b % 24]).join('');
+const USER = 'operator';
+const SENTINEL_PW = `Live-Pw-${rnd(12)}`;
+const TYPED = `typed${rnd(6)}`; // typed in SETUP; must appear in the guest, never in the report
+
+const results = [];
+const report = { lane: 'live', issue: 10, started_at: new Date(started).toISOString(), build: path.relative(REPO, BUILD) || BUILD, items: results, timings_s: {}, sessions: {}, refusals: {} };
+function check(item, name, ok, details = {}) {
+  results.push({ item, name, ok: !!ok, details });
+  process.stdout.write(`${ok ? 'PASS' : 'FAIL'} [${item}] ${name}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 900)}\n`);
+  return !!ok;
+}
+// A known gap: a console behaviour this lane found wrong and docs/test-135.md ("Known gaps")
+// records. It runs every time and is reported in full, but does not fail the lane until the
+// console is fixed; when it passes the line says so (some gaps are timing-dependent).
+function knownGap(item, name, ok, details, reference) {
+  results.push({ item, name, ok: !!ok, known_gap: true, reference, details });
+  process.stdout.write(`${ok ? 'KNOWN GAP (not hit this run)' : 'KNOWN GAP'} [${item}] ${name}  ${reference}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 600)}\n`);
+  return !!ok;
+}
+const log = (s) => process.stdout.write(`  .. ${s}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const secs = (t0) => Math.round((Date.now() - t0) / 100) / 10;
+const redactUuid = (u) => (u ? String(u).slice(0, 8) + '…' : u);
+const redactDigest = (d) => (d ? String(d).slice(0, 16) + '…' : d);
+
+const STATE = path.join(WORK, 'state');
+const RUNTIME = path.join(WORK, 'runtime');
+const RUNS = path.join(RUNTIME, 'guest-console/runs');
+const GRANTS = path.join(WORK, 'grants');
+const DOM = path.join(WORK, 'dom'); // QEMU (user nobody) writes the serial log here
+for (const d of [STATE, RUNTIME, GRANTS, path.join(WORK, 'home'), path.join(WORK, 'xhome')]) fs.mkdirSync(d, { mode: 0o700 });
+fs.mkdirSync(DOM, { mode: 0o700 });
+fs.chownSync(DOM, 65534, 65534);
+const ENV = {
+  PATH: process.env.PATH || '/usr/bin:/bin',
+  HOME: path.join(WORK, 'home'),
+  LANG: 'C.UTF-8',
+  ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1',
+  LSAN_OPTIONS: process.env.LSAN_OPTIONS || `suppressions=${path.join(REPO, 'tests/sanitizer/lsan.supp')}`,
+  UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || 'print_stacktrace=1',
+};
+const GLOBAL = ['--state-dir', STATE, '--runtime-dir', RUNTIME];
+const spawned = [];
+function proc(file, args) { const p = new P.LineProc(file, args, { env: ENV }); spawned.push(p); return p; }
+
+// ---------------------------------------------------------------------------------------
+// libvirt: the domain and its variants.
+function virsh(...args) {
+  const r = spawnSync('virsh', ['-q', '-c', URI, ...args], { encoding: 'utf8', timeout: 60000 });
+  if (r.status !== 0) throw new Error(`virsh ${args[0]}: ${(r.stderr || '').trim()}`);
+  return r.stdout;
+}
+const VM = { name: `gc-live-${rnd(6)}`, uuid: crypto.randomUUID() };
+let bootCount = 0;
+function domainXml({ hostfwds, serialLog, seedSock }) {
+  const netdev = ['user', 'id=n0', 'restrict=on', ...hostfwds.map((h) => `hostfwd=${h}`)].join(',');
+  return `<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <name>${VM.name}</name>
+  <uuid>${VM.uuid}</uuid>
+  <memory unit='MiB'>512</memory>
+  <vcpu>1</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>${IMAGE}/vmlinuz</kernel>
+    <initrd>${IMAGE}/initrd.img</initrd>
+    <cmdline>root=/dev/vda ro console=ttyS0 net.ifnames=0 ${process.env.GC_LIVE_KERNEL_ARGS || 'quiet loglevel=1'} init=/sbin/gc-live-init</cmdline>
+  </os>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <disk type='file' device='disk'>
+      <driver name='qemu' type='raw'/>
+      <source file='${IMAGE}/root.img'/>
+      <target dev='vda' bus='virtio'/>
+      <readonly/>
+    </disk>
+    <serial type='file'><source path='${serialLog}'/><target port='0'/></serial>
+    <serial type='unix'><source mode='bind' path='${seedSock}'/><target port='1'/></serial>
+    <rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>
+    <memballoon model='none'/>
+  </devices>
+  <qemu:commandline>
+    <qemu:arg value='-netdev'/>
+    <qemu:arg value='${netdev}'/>
+    <qemu:arg value='-device'/>
+    <qemu:arg value='virtio-net-pci,netdev=n0,addr=0x9'/>
+  </qemu:commandline>
+</domain>
+`;
+}
+function defineAndStart(hostfwds) {
+  const n = ++bootCount;
+  const files = { serialLog: path.join(DOM, `serial-${n}.log`), seedSock: path.join(DOM, `seed-${n}.sock`) };
+  const xmlFile = path.join(WORK, `domain-${n}.xml`);
+  fs.writeFileSync(xmlFile, domainXml({ hostfwds, ...files }), { mode: 0o600 });
+  const t0 = Date.now();
+  virsh('define', xmlFile);
+  const t1 = Date.now();
+  virsh('start', VM.name);
+  files.defineS = Math.round((t1 - t0) / 100) / 10;
+  files.startS = secs(t1);
+  // Record QEMU's PID for the teardown (by PID, never by name).
+  try {
+    const pid = fs.readFileSync(`/run/libvirt/qemu/${VM.name}.pid`, 'utf8').trim();
+    fs.appendFileSync(path.join(WORK, 'pids'), `qemu ${pid}\n`);
+    files.qemuPid = Number(pid);
+  } catch (e) { log(`qemu pid not recorded: ${e.message}`); }
+  return files;
+}
+function domState() {
+  const r = spawnSync('virsh', ['-q', '-c', URI, 'domstate', VM.name], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : `absent (${(r.stderr || '').trim().slice(0, 80)})`;
+}
+function destroyIfRunning() {
+  if (domState() === 'running') virsh('destroy', VM.name);
+}
+
+// The serial console, as the host sees it: the log file QEMU appends to.
+class Serial {
+  constructor(file) {
+    this.file = file;
+    this.lines = []; // {text, t}
+    this.offset = 0;
+    this.partial = '';
+    this.timer = setInterval(() => this.poll(), 25);
+  }
+  poll() {
+    let fd;
+    try { fd = fs.openSync(this.file, 'r'); } catch { return; }
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size <= this.offset) return;
+      const buf = Buffer.alloc(size - this.offset);
+      fs.readSync(fd, buf, 0, buf.length, this.offset);
+      this.offset = size;
+      this.partial += buf.toString('latin1');
+      let nl;
+      while ((nl = this.partial.indexOf('\n')) >= 0) {
+        const text = this.partial.slice(0, nl).replace(/\r/g, '');
+        this.partial = this.partial.slice(nl + 1);
+        this.lines.push({ text, t: Date.now() });
+      }
+    } finally { fs.closeSync(fd); }
+  }
+  stop() { clearInterval(this.timer); this.poll(); }
+  async waitFor(re, timeoutMs, from = 0) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      this.poll();
+      const hit = this.lines.slice(from).find((l) => re.test(l.text));
+      if (hit) return hit;
+      if (Date.now() > deadline) throw new Error(`serial: no ${re} within ${timeoutMs} ms; last lines: ${JSON.stringify(this.lines.slice(-6).map((l) => l.text))}`);
+      await sleep(25);
+    }
+  }
+  // The observer's events since line index `from`: {n, kind, ...}.
+  events(from = 0) {
+    this.poll();
+    const out = [];
+    for (const l of this.lines.slice(from)) {
+      const m = /^GCOBS (\d+) (key|button|motion) (.*)$/.exec(l.text);
+      if (!m) continue;
+      const f = m[3].split(' ');
+      const e = { n: Number(m[1]), kind: m[2], t: l.t };
+      if (e.kind === 'key') Object.assign(e, { down: f[0] === 'down', keycode: Number(f[1]), keysym: f[2] });
+      else if (e.kind === 'button') Object.assign(e, { down: f[0] === 'down', button: Number(f[1]), x: Number(f[2]), y: Number(f[3]) });
+      else Object.assign(e, { x: Number(f[0]), y: Number(f[1]) });
+      out.push(e);
+    }
+    return out;
+  }
+  get length() { this.poll(); return this.lines.length; }
+}
+
+async function bootGuest(hostfwds) {
+  const t0 = Date.now();
+  const files = defineAndStart(hostfwds);
+  const serial = new Serial(files.serialLog);
+  await serial.waitFor(/^GCLIVE seed\?/, 120000);
+  // The RDP account, as the shadow server's SAM line: the NT hash only, over the second
+  // serial port (a unix socket in a private dir); never in a file, argv or the image.
+  await new Promise((resolve, reject) => {
+    const s = net.connect(files.seedSock, () => { s.end(`${USER}:::${ntHashHex(SENTINEL_PW)}:::\n`, resolve); });
+    s.on('error', reject);
+  });
+  await serial.waitFor(/^GCLIVE seeded/, 30000);
+  const certLine = await serial.waitFor(/^GCLIVE cert [0-9a-f]{64}$/, 60000);
+  await serial.waitFor(/^GCLIVE ready/, 60000);
+  await serial.waitFor(/^GCOBS 0 started/, 30000);
+  const milestones = Object.fromEntries(serial.lines.filter((l) => /^GC(LIVE|OBS 0)/.test(l.text)).map((l) => [l.text.split(' ').slice(0, 2).join(' ').replace(/^GCOBS 0/, 'observer'), Math.round((l.t - t0) / 100) / 10]));
+  delete milestones['GCLIVE cert'];
+  return { serial, files, cert: certLine.text.split(' ')[2], bootS: secs(t0), milestones };
+}
+
+// ---------------------------------------------------------------------------------------
+let grantCount = 0;
+function issueGrant({ port, cert, lifetime }) {
+  const out = path.join(GRANTS, `grant-${++grantCount}.json`);
+  const args = ['--out', out, '--vm-uuid', VM.uuid, '--vm-name', VM.name, '--port', String(port), '--libvirt-uri', URI,
+    '--cert-sha256', cert, '--title', 'live lane', '--panel', `username=${USER}`];
+  if (lifetime) args.push('--lifetime', String(lifetime));
+  execFileSync(BIN.issue, args, { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+  return out;
+}
+function runCheck(grant, extra = []) {
+  const r = spawnSync(BIN.console, ['check', '--grant', grant, '--json', ...GLOBAL, ...extra], { env: ENV, encoding: 'utf8', timeout: 60000 });
+  let json = null;
+  try { json = JSON.parse(r.stdout.trim().split('\n').pop()); } catch { /* reported */ }
+  return { status: r.status, json, stderr: (r.stderr || '').slice(-400) };
+}
+
+class Session {
+  constructor(label, grant) {
+    this.label = label;
+    this.proc = proc(BIN.console, ['open', '--grant', grant, ...GLOBAL]);
+  }
+  get events() { return this.proc.events; }
+  async ready() {
+    this.readyEvent = await this.proc.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
+    if (this.readyEvent.event !== 'ready') throw new Error(`${this.label}: refused ${this.readyEvent.code}: ${this.readyEvent.message}`);
+    this.run = this.readyEvent.run;
+    this.binding = JSON.parse(fs.readFileSync(path.join(RUNS, this.run, 'binding.json'), 'utf8'));
+    this.pid = this.binding.pid;
+    return this.readyEvent;
+  }
+  async login() {
+    await this.proc.waitFor((e) => e.event === 'credentials_required', 60000);
+    this.proc.send({ cmd: 'credentials', username: USER, password: SENTINEL_PW, domain: '' });
+    await this.proc.waitFor((e) => e.event === 'phase' && e.reason === 'guest connected', 90000);
+  }
+  phase(name, timeoutMs) { return this.proc.waitFor((e) => e.event === 'phase' && e.phase === name, timeoutMs); }
+  phases() { return this.events.filter((e) => e.event === 'phase' || e.event === 'closed').map((e) => ({ phase: e.phase || 'CLOSED', reason: e.reason, t_s: Math.round((e.t_ms - started) / 100) / 10 })); }
+  async closed(timeoutMs = 30000) {
+    const c = await this.proc.waitFor((e) => e.event === 'closed', timeoutMs).catch(() => null);
+    const exit = await this.proc.waitExit(20000);
+    return { closed: c, exit };
+  }
+  runDirGone() { return !fs.existsSync(path.join(RUNS, this.run)); }
+  leftovers() { return P.processesMentioning(this.run).concat(P.alive(this.pid) ? [{ pid: this.pid }] : []); }
+  async panel() {
+    const { ws, status } = await WsClient.connect(this.readyEvent.panel.port, { origin: 'vscode-webview://live' });
+    if (!ws) throw new Error(`${this.label}: panel refused at handshake: ${status}`);
+    this.ws = ws;
+    this.frames = frameTracker(ws);
+    ws.send({ type: 'hello', run: this.run, task: this.readyEvent.task, capability: this.readyEvent.panel.capability, client: { kind: 'live', version: '1' } });
+    return ws;
+  }
+}
+
+// The observer's marker (observer.c): rows of 32 cells, 12 px, at (16,16), black = 1.
+const MAGIC = 0x6c1e0b5e;
+const MARK = { x: 16, y: 16, cell: 12, rows: 4 };
+function readMarker(img, covered) {
+  const rows = [];
+  for (let r = 0; r < MARK.rows; r++) {
+    let v = 0;
+    for (let b = 0; b < 32; b++) {
+      const x = MARK.x + b * MARK.cell + 6, y = MARK.y + r * MARK.cell + 6;
+      if (x >= img.width || y >= img.height) return null;
+      if (covered && !covered[y * img.width + x]) return null;
+      const i = (y * img.width + x) * 3;
+      const luma = (img.rgb[i] + img.rgb[i + 1] + img.rgb[i + 2]) / 3;
+      if (luma > 96 && luma < 160) return null; // neither black nor white: not our marker
+      if (luma <= 96) v = (v | (1 << (31 - b))) >>> 0;
+    }
+    rows.push(v >>> 0);
+  }
+  if (rows[0] !== MAGIC) return null;
+  return { keys: rows[1], buttons: rows[2], motions: rows[3] };
+}
+
+// Panel frames: composite lossless (PNG) rects; a JPEG rect makes its area unknown.
+function frameTracker(ws) {
+  const st = { frames: 0, png: 0, jpeg: 0, canvas: null, covered: null, marker: null, width: 0, height: 0 };
+  ws.on('binary', (msg) => {
+    try {
+      const frame = msg.readUInt32LE(4), width = msg.readUInt16LE(8), height = msg.readUInt16LE(10), rects = msg.readUInt16LE(12);
+      st.frames++;
+      if (!st.canvas || st.width !== width || st.height !== height) {
+        st.width = width; st.height = height;
+        st.canvas = { width, height, rgb: Buffer.alloc(width * height * 3) };
+        st.covered = new Uint8Array(width * height);
+      }
+      let off = 14;
+      for (let i = 0; i < rects; i++) {
+        const x = msg.readUInt16LE(off), y = msg.readUInt16LE(off + 2), w = msg.readUInt16LE(off + 4), h = msg.readUInt16LE(off + 6);
+        const enc = msg[off + 8], len = msg.readUInt32LE(off + 9);
+        const bytes = msg.subarray(off + 13, off + 13 + len);
+        off += 13 + len;
+        if (enc === 1) {
+          st.png++;
+          const img = decodePng(bytes);
+          for (let yy = 0; yy < Math.min(h, img.height); yy++) {
+            img.rgb.copy(st.canvas.rgb, ((y + yy) * width + x) * 3, yy * img.width * 3, (yy * img.width + Math.min(w, img.width)) * 3);
+            st.covered.fill(1, (y + yy) * width + x, (y + yy) * width + x + Math.min(w, img.width));
+          }
+        } else {
+          st.jpeg++;
+          for (let yy = 0; yy < h; yy++) st.covered.fill(0, (y + yy) * width + x, (y + yy) * width + x + w);
+        }
+      }
+      const m = readMarker(st.canvas, st.covered);
+      if (m) st.marker = m;
+      ws.send({ type: 'frame_ack', frame });
+    } catch (e) { st.error = String(e); }
+  });
+  return st;
+}
+
+async function waitUntil(pred, timeoutMs, stepMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred() && Date.now() < deadline) await sleep(stepMs);
+  return pred();
+}
+
+// MCP through the official TypeScript SDK client (as tests/mcp does).
+async function mcpConnect(run) {
+  const { Client } = require(path.join(SDK, 'client/index.js'));
+  const { StdioClientTransport } = require(path.join(SDK, 'client/stdio.js'));
+  const transport = new StdioClientTransport({ command: BIN.console, args: ['mcp', '--run', run, ...GLOBAL], env: ENV, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr.on('data', (d) => { stderr += d.toString(); });
+  const client = new Client({ name: 'gc-live', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => stderr,
+    call: (name, args = {}) => client.callTool({ name, arguments: args }),
+    close: () => client.close().catch(() => {}),
+  };
+}
+function captureMarker(result) {
+  const img = result && (result.content || []).find((c) => c.type === 'image');
+  if (!img) return { error: 'no image content' };
+  try { return readMarker(decodePng(Buffer.from(img.data, 'base64')), null) || { error: 'marker not found' }; } catch (e) { return { error: String(e) }; }
+}
+
+// Scancodes (set 1) of the letters typed in SETUP.
+const SC = { q: 0x10, w: 0x11, e: 0x12, r: 0x13, t: 0x14, y: 0x15, u: 0x16, i: 0x17, o: 0x18, p: 0x19, a: 0x1e, s: 0x1f, d: 0x20, f: 0x21, g: 0x22, h: 0x23, j: 0x24, k: 0x25, l: 0x26, z: 0x2c, x: 0x2d, c: 0x2e, v: 0x2f, b: 0x30, n: 0x31, m: 0x32 };
+
+// =======================================================================================
+async function main() {
+  for (const [k, f] of Object.entries(BIN)) if (!fs.existsSync(f)) throw new Error(`missing ${k}: ${f}`);
+  const port = await new Promise((resolve) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
+  const FWD = `tcp:127.0.0.1:${port}-:3389`;
+
+  // ---- boot ------------------------------------------------------------------------------
+  const boot = await bootGuest([FWD]);
+  const { serial } = boot;
+  report.timings_s.boot_to_rdp_ready = boot.bootS;
+  report.timings_s.boot_milestones = { 'virsh define': boot.files.defineS, 'virsh start': boot.files.startS, ...boot.milestones };
+  report.guest = { vm: { name: VM.name, uuid: redactUuid(VM.uuid) }, domain_type: 'qemu', forward: `hostfwd tcp:127.0.0.1:<port>-:3389 (slirp, restrict=on)`, cert_from_serial: redactDigest(boot.cert) };
+  log(`guest ${VM.name} RDP-ready in ${boot.bootS} s on 127.0.0.1:${port}`);
+  if (process.env.GC_LIVE_HOLD) { // development: inspect the booted guest (nsenter), then touch WORK/release
+    log(`holding: port ${port}, serial ${boot.files.serialLog}, work ${WORK}, pid ${process.pid}`);
+    await waitUntil(() => fs.existsSync(path.join(WORK, 'release')), 3600000, 500);
+  }
+  // Warm-up: under TCG a guest runs code slowly the first time it meets it (translation),
+  // and the console's certificate probe has a fixed 5 s budget. Two throw-away connections
+  // with a dummy account (no secret; the certificate is not trusted here, the console pins
+  // it below) take the guest's X.224/TLS/NTLM paths once. Timed and reported.
+  report.timings_s.warmup_connections = [];
+  const haveXfreerdp = spawnSync('sh', ['-c', 'command -v xfreerdp3'], { encoding: 'utf8' }).status === 0;
+  for (let i = 0; haveXfreerdp && i < 2; i++) {
+    const t0 = Date.now();
+    const r = spawnSync('xfreerdp3', [`/v:127.0.0.1:${port}`, '/u:warmup', '/p:warmup', '/cert:ignore', '+auth-only', '/log-level:OFF'],
+      { env: { PATH: ENV.PATH, HOME: path.join(WORK, 'xhome') }, encoding: 'utf8', timeout: 30000 });
+    report.timings_s.warmup_connections.push({ s: secs(t0), exit: r.status });
+    log(`warm-up connection ${i + 1}: ${secs(t0)} s, exit ${r.status} (132 = wrong password, as intended)`);
+  }
+  const dumpxml = virsh('dumpxml', VM.name);
+  check(1, 'the live domain XML (virsh dumpxml) is type qemu and carries exactly the one hostfwd rule', /<domain type='qemu'/.test(dumpxml) && (dumpxml.match(/hostfwd=/g) || []).length === 1 && dumpxml.includes(`hostfwd=${FWD}`), { hostfwds: (dumpxml.match(/hostfwd=[^,'"]*/g) || []).length });
+
+  // ---- proof 1a: check accepts the real domain (pin read over the serial console) --------
+  const G0 = issueGrant({ port, cert: boot.cert });
+  {
+    const r = runCheck(G0);
+    const probe = runCheck(G0, ['--probe-cert']);
+    report.refusals.accepted = { check: r.json && { ok: r.json.ok, port: r.json.port === port, cert_pin: r.json.cert_pin }, probe_cert: probe.json && { ok: probe.json.ok, code: probe.json.code } };
+    check(1, 'check accepts the real domain (uuid, name, running, one loopback hostfwd, port, pin)', r.status === 0 && r.json && r.json.ok === true && r.json.port === port && r.json.cert_pin === true, { status: r.status, json: r.json, stderr: r.stderr });
+    check(1, 'check --probe-cert: the certificate the guest printed on its serial console is the one served on the forward', probe.status === 0 && probe.json && probe.json.ok === true, { status: probe.status, json: probe.json, stderr: probe.stderr });
+  }
+
+  // ---- proof 5b: expiry during SETUP --------------------------------------------------------
+  {
+    const lifetime = Number(process.env.GC_LIVE_EXPIRY_S || 45);
+    const s = new Session('expiry', issueGrant({ port, cert: boot.cert, lifetime }));
+    const t0 = Date.now();
+    await s.ready();
+    await s.login();
+    const inSetupAfter = secs(t0);
+    const end = await s.closed(lifetime * 1000 + 30000);
+    await sleep(200);
+    const phases = s.phases();
+    const lastPhase = phases.filter((p) => p.phase !== 'CLOSED').pop();
+    report.sessions.expiry = { lifetime_s: lifetime, setup_reached_after_s: inSetupAfter, phases, reason: end.closed && end.closed.reason, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
+    check(5, 'expiry during SETUP closes the console (EXPIRED), run dir gone, no process left', end.closed && end.closed.reason === 'EXPIRED' && lastPhase && lastPhase.phase === 'SETUP' && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.expiry);
+  }
+
+  // ---- main session: proofs 2, 3, 4 ----------------------------------------------------
+  const S = new Session('main', issueGrant({ port, cert: boot.cert }));
+  await S.ready();
+  const panel = await S.panel();
+  await S.login();
+  const welcome = await panel.waitText((t) => t.type === 'welcome', 30000);
+  report.sessions.main = { welcome: { vm_name: welcome.identity && welcome.identity.vm_name, vm_uuid_prefix: welcome.identity && welcome.identity.vm_uuid_prefix, cert_pin: welcome.identity && welcome.identity.cert_pin, width: welcome.width, height: welcome.height } };
+  check(2, 'panel: welcome names the real domain and its pinned certificate', welcome.identity && welcome.identity.vm_name === VM.name && VM.uuid.startsWith(welcome.identity.vm_uuid_prefix) && welcome.identity.cert_pin === true && boot.cert.startsWith(welcome.identity.cert_fingerprint.replace(/:/g, '')), { identity: report.sessions.main.welcome });
+  await waitUntil(() => S.frames.marker !== null || S.frames.error, 30000);
+  const marker0 = S.frames.marker;
+  check(2, 'frames carry the guest\'s desktop: the observer\'s marker decodes from the panel\'s lossless rects', marker0 !== null, { frames: S.frames.frames, png: S.frames.png, jpeg: S.frames.jpeg, error: S.frames.error });
+
+  // Typed keys and a click, seen by the observer (serial) and in the frames.
+  let seq = 0;
+  const obsFrom = serial.length;
+  const typed = [];
+  for (const ch of TYPED) typed.push({ type: 'key', seq: ++seq, scancode: SC[ch], down: true }, { type: 'key', seq: ++seq, scancode: SC[ch], down: false });
+  panel.sendBurst(typed);
+  const clickAt = { x: 700, y: 600 };
+  const click = [
+    { type: 'pointer', seq: ++seq, x: clickAt.x, y: clickAt.y, buttons: 0, wheel: 0 },
+    { type: 'pointer', seq: ++seq, x: clickAt.x, y: clickAt.y, buttons: 1, wheel: 0 },
+    { type: 'pointer', seq: ++seq, x: clickAt.x, y: clickAt.y, buttons: 0, wheel: 0 },
+  ];
+  panel.sendBurst(click);
+  const acked = await panel.waitText((t) => t.type === 'input_ack' && t.upto >= seq, 20000).catch(() => null);
+  const wantKeys = typed.length;
+  await waitUntil(() => serial.events(obsFrom).filter((e) => e.kind === 'button').length >= 2 && serial.events(obsFrom).filter((e) => e.kind === 'key').length >= wantKeys, 20000);
+  const setupEv = serial.events(obsFrom);
+  const keysSeen = setupEv.filter((e) => e.kind === 'key');
+  const typedBack = keysSeen.filter((e) => e.down).map((e) => e.keysym).join('');
+  const buttons = setupEv.filter((e) => e.kind === 'button');
+  report.sessions.main.setup_input = { keys_sent: wantKeys, keys_seen: keysSeen.length, typed_matches: typedBack === TYPED, click_sent: 1, buttons_seen: buttons.length, acked: !!acked };
+  check(2, 'credentials entered; typed keys reach the guest in order (observer, serial console)', acked && keysSeen.length === wantKeys && typedBack === TYPED && keysSeen.every((e, i) => e.down === (i % 2 === 0)), report.sessions.main.setup_input);
+  check(2, 'a click reaches the guest at the clicked point (button 1 down + up)', buttons.length === 2 && buttons[0].down && !buttons[1].down && buttons.every((b) => b.button === 1 && b.x === clickAt.x && b.y === clickAt.y), { buttons: buttons.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })) });
+  const totalKeys = () => serial.events(0).filter((e) => e.kind === 'key').length;
+  const totalMotions = () => serial.events(0).filter((e) => e.kind === 'motion').length;
+  await waitUntil(() => S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, 15000);
+  check(2, 'the panel\'s frames show the guest\'s own count of the setup keys', S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, { frameMarker: S.frames.marker, serialKeys: totalKeys() });
+
+  // ---- proof 3: the barrier, live ----------------------------------------------------------
+  // The panel pumps distinct pointer moves (one every 10 ms: inside the gate's rate limit)
+  // while the lock is requested from ANOTHER connection (the MCP host, official SDK) and
+  // keeps pumping through LOCKING and after CAPTURING. Each move goes to its own point, so
+  // every MotionNotify the observer reports names exactly one sequence number.
+  const mcp = await mcpConnect(S.run);
+  const pumpFrom = seq + 1;
+  const pointOf = new Map(); // "x,y" -> seq
+  const sentAt = new Map();
+  const textsFrom = S.ws.texts.length;
+  const obsBarrier = serial.length;
+  let pumping = true;
+  let k = 0;
+  const nextMove = () => {
+    const s = ++seq;
+    const x = 200 + (k % 800), y = 300 + Math.floor(k / 800) * 2;
+    k++;
+    pointOf.set(`${x},${y}`, s);
+    sentAt.set(s, Date.now());
+    return { type: 'pointer', seq: s, x, y, buttons: 0, wheel: 0 };
+  };
+  const PUMP_MS = Number(process.env.GC_LIVE_PUMP_MS || 40);
+  const BURST = Number(process.env.GC_LIVE_BURST || 30);
+  const pump = setInterval(() => { if (pumping) panel.send(nextMove()); }, PUMP_MS);
+  await sleep(500); // a stream before the lock
+  // A burst in ONE write, and the lock requested from the other connection right behind it:
+  // the burst is still in the console's gate (or on its way to the guest) when the lock lands.
+  const burst = [];
+  for (let i = 0; i < BURST; i++) burst.push(nextMove());
+  panel.sendBurst(burst);
+  const lockAt = Date.now();
+  const lockResult = mcp.call('request_lock');
+  await S.phase('CAPTURING', 30000).catch(() => null);
+  const capturingAt = Date.now();
+  const capture = await mcp.call('capture_desktop');
+  const captureAt = Date.now();
+  await sleep(600); // and still injecting after CAPTURING
+  pumping = false;
+  clearInterval(pump);
+  const lastSeq = seq;
+  const lockRes = await lockResult;
+  await panel.waitText((t) => (t.type === 'input_refused' && t.seq === lastSeq) || (t.type === 'input_ack' && t.upto >= lastSeq), 10000, textsFrom).catch(() => null);
+  // Negative evidence: every refused event must stay unseen; give a straggler time to show.
+  await sleep(1500);
+  const msgs = S.ws.texts.slice(textsFrom);
+  const drained = msgs.find((t) => t.type === 'drained');
+  const upto = drained ? drained.upto : -1;
+  const ackUpto = Math.max(0, ...msgs.filter((t) => t.type === 'input_ack').map((t) => t.upto));
+  const refused = msgs.filter((t) => t.type === 'input_refused');
+  const refusedSeqs = new Set(refused.map((r) => r.seq));
+  const accepted = [];
+  const unaccounted = [];
+  for (let s = pumpFrom; s <= lastSeq; s++) { if (s <= ackUpto && !refusedSeqs.has(s)) accepted.push(s); else if (!refusedSeqs.has(s)) unaccounted.push(s); }
+  const moves = serial.events(obsBarrier).filter((e) => e.kind === 'motion');
+  const seenSeqs = moves.map((m) => pointOf.get(`${m.x},${m.y}`));
+  const seenSet = new Set(seenSeqs);
+  const acceptedUnseen = accepted.filter((s) => !seenSet.has(s));
+  const refusedSeen = [...refusedSeqs].filter((s) => seenSet.has(s));
+  const strangers = seenSeqs.filter((s) => s === undefined).length;
+  const seenBeforeCapture = moves.filter((m) => m.t <= captureAt).length;
+  const lastAcceptedSeenAt = Math.max(0, ...moves.filter((m) => accepted.includes(pointOf.get(`${m.x},${m.y}`))).map((m) => m.t));
+  const capMarker = captureMarker(capture);
+  const motionsBefore = serial.events(0).filter((e) => e.kind === 'motion' && e.t < lockAt).length;
+  const ctl = S.events.map((e) => (e.event === 'phase' ? e.phase : e.event));
+  const order = ['LOCKING', 'drained', 'READ_ONLY', 'CAPTURING'].map((p) => ctl.indexOf(p));
+  const refusedAfterCapturing = refused.filter((r) => (sentAt.get(r.seq) || 0) > capturingAt).length;
+  report.sessions.main.barrier = {
+    pumped: lastSeq - pumpFrom + 1, pump_interval_ms: PUMP_MS, burst_at_lock: BURST, drained_upto_rel: upto - pumpFrom + 1, accepted: accepted.length, refused: refused.length,
+    refused_codes: [...new Set(refused.map((r) => r.code))], refused_sent_after_capturing: refusedAfterCapturing, unaccounted: unaccounted.length,
+    seen_in_guest: moves.length, accepted_unseen: acceptedUnseen.length, refused_seen: refusedSeen.length, unknown_moves_seen: strangers,
+    // Host-side read times of the serial log (polled every 25 ms): upper bounds of when the
+    // guest saw them. Positive = seen before that point.
+    last_accepted_seen_before_capturing_ms: lastAcceptedSeenAt ? capturingAt - lastAcceptedSeenAt : null,
+    last_accepted_seen_before_capture_returned_ms: lastAcceptedSeenAt ? captureAt - lastAcceptedSeenAt : null,
+    lock_to_capturing_ms: capturingAt - lockAt, request_lock: lockRes && !lockRes.isError ? 'ok' : lockRes && lockRes.structuredContent,
+    captured_marker: capMarker.error ? capMarker : { keys: capMarker.keys, buttons: capMarker.buttons, motions: capMarker.motions },
+    guest_motions_total_at_capture: motionsBefore + seenBeforeCapture, control_sequence: ctl.filter((c) => ['LOCKING', 'drained', 'READ_ONLY', 'CAPTURING', 'REVIEWING'].includes(c)),
+  };
+  // How long after CAPTURING the panel's frames (the console's own picture of the guest)
+  // first show every accepted event: the lag the barrier does not cover.
+  const allMotions = serial.events(0).filter((e) => e.kind === 'motion').length;
+  await waitUntil(() => S.frames.marker && S.frames.marker.motions >= allMotions, 20000);
+  report.sessions.main.barrier.frames_show_all_accepted_after_capturing_ms = S.frames.marker && S.frames.marker.motions >= allMotions ? Date.now() - capturingAt : null;
+  const B = report.sessions.main.barrier;
+  check(3, 'barrier: input was in flight at the lock, some accepted and some refused, every event accounted for', accepted.length > 0 && refused.length > 0 && unaccounted.length === 0 && upto === ackUpto && accepted.every((s) => s <= upto), B);
+  check(3, 'every event the console accepted was observed in the guest, and nothing else (serial)', acceptedUnseen.length === 0 && strangers === 0 && lastAcceptedSeenAt > 0, B);
+  knownGap(3, 'every accepted event was observed in the guest BEFORE Capture Desktop started', lastAcceptedSeenAt > 0 && lastAcceptedSeenAt <= captureAt + 50, B, '"drained" means flushed to the RDP socket, not processed by the guest (docs/test-135.md, Known gaps)');
+  knownGap(3, 'the captured frame (MCP capture_desktop) shows all of them: the guest\'s counters equal what it observed', !capMarker.error && capMarker.motions === serial.events(0).filter((e) => e.kind === 'motion').length && capMarker.keys === totalKeys(), B, 'CAPTURING starts before the guest has shown the drained input (docs/test-135.md, Known gaps)');
+  check(3, 'every concurrent or later event was refused PHASE_LOCKED (incl. after CAPTURING) and never observed in the guest', refused.every((r) => r.code === 'PHASE_LOCKED' && r.seq > upto) && refusedAfterCapturing > 0 && refusedSeen.length === 0, B);
+  check(3, 'control channel: LOCKING → drained → READ_ONLY → CAPTURING', order.every((v, i) => v >= 0 && (i === 0 || v > order[i - 1])), { sequence: B.control_sequence });
+
+  // ---- proof 4: one action through MCP -----------------------------------------------------
+  {
+    const from = serial.length;
+    const act = await mcp.call('perform_action', { action: { type: 'click', x: 512, y: 700 } });
+    const receipt = act && act.structuredContent;
+    const ctlReceipt = await S.proc.waitFor((e) => e.event === 'receipt', 15000).catch(() => null);
+    await waitUntil(() => serial.events(from).filter((e) => e.kind === 'button').length >= 2, 15000);
+    const again = await mcp.call('perform_action', { action: { type: 'click', x: 100, y: 650 } }).catch((e) => ({ thrown: String(e) }));
+    await sleep(2000); // negative evidence: the refused click must never show up
+    const ev = serial.events(from);
+    const btn = ev.filter((e) => e.kind === 'button');
+    const keyEv = ev.filter((e) => e.kind === 'key');
+    const againCode = again && again.structuredContent && again.structuredContent.code;
+    report.receipt = receipt && { ...receipt, grant_digest: redactDigest(receipt.grant_digest), vm_uuid: redactUuid(receipt.vm_uuid), evidence_head: redactDigest(receipt.evidence_head) };
+    report.sessions.main.action = { outcome: receipt && receipt.outcome, events_sent: receipt && receipt.events_sent, seen_in_guest: ev.map((e) => e.kind + (e.kind === 'button' ? (e.down ? ' down' : ' up') : '')), buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
+    check(4, 'one perform_action (official MCP SDK client): receipt executed, same event on the control channel, never observed more than once', receipt && receipt.outcome === 'executed' && ctlReceipt && ctlReceipt.event_id === receipt.event_id && btn.length <= 2 && keyEv.length === 0, report.sessions.main.action);
+    knownGap(4, 'the action is observed exactly once in the guest', btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700), report.sessions.main.action, 'the console tears RDP down right after sending the action; input the guest has not read yet can be lost (docs/test-135.md, Known gaps)');
+    const secondRefused = (again.isError === true && ['ALREADY_ACTED', 'RUN_NOT_FOUND'].includes(againCode)) || !!again.thrown;
+    check(4, 'a second perform_action is refused and observed zero times', secondRefused && btn.every((b) => b.x === 512 && b.y === 700), report.sessions.main.action);
+    check(4, 'the receipt binds the grant, run, real VM and MCP tool', receipt && receipt.run === S.run && receipt.vm_name === VM.name && receipt.vm_uuid === VM.uuid && receipt.grant_digest === S.binding.grant_digest && receipt.mcp_tool === 'perform_action', { receipt: report.receipt });
+  }
+  await mcp.close();
+  const mainEnd = await S.closed();
+  report.sessions.main.phases = S.phases();
+  report.sessions.main.closed = mainEnd.closed && mainEnd.closed.reason;
+  check(5, 'main session closed after the action, run dir gone, no process left', mainEnd.closed && mainEnd.exit && mainEnd.exit.code === 0 && S.runDirGone() && S.leftovers().length === 0, { closed: report.sessions.main.closed, exit: mainEnd.exit, run_dir_gone: S.runDirGone() });
+  panel.close();
+  {
+    const ev = fs.readdirSync(path.join(STATE, 'evidence')).find((f) => f.startsWith(S.run));
+    const text = ev ? fs.readFileSync(path.join(STATE, 'evidence', ev), 'utf8') : '';
+    const verify = spawnSync(BIN.console, ['evidence', 'verify', path.join(STATE, 'evidence', ev || 'missing')], { env: ENV, encoding: 'utf8' });
+    const kinds = text.trim().split('\n').map((l) => { try { const o = JSON.parse(l); return o.event || o.type || '?'; } catch { return 'unparsable'; } });
+    report.sessions.main.evidence = { lines: kinds.length, kinds: [...new Set(kinds)], verifies: verify.status === 0 };
+    check(6, 'the main session\'s evidence verifies and holds no password, typed text, scancode or pixel data', verify.status === 0 && !text.includes(SENTINEL_PW) && !text.includes(TYPED) && !/scancode|"data"|base64/i.test(text), report.sessions.main.evidence);
+  }
+
+  // ---- diagnostic for 5a: the lifecycle watcher on the real domain, without losing RDP -------
+  // (virsh suspend keeps QEMU and its forward alive, so only libvirt's event can close it.)
+  {
+    const s = new Session('suspend', issueGrant({ port, cert: boot.cert }));
+    await s.ready();
+    await s.login();
+    const t0 = Date.now();
+    virsh('suspend', VM.name);
+    const c = await s.proc.waitFor((e) => e.event === 'closed', 10000).catch(() => null);
+    const end = await s.closed(15000);
+    virsh('resume', VM.name);
+    await sleep(200);
+    report.sessions.suspend = { reason: c && c.reason, closed_after_suspend_ms: c ? c.t_ms - t0 : null, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
+    check(5, 'virsh suspend during SETUP closes the console (VM_GONE: libvirt\'s lifecycle event on the real domain), run dir gone, no process left', c && c.reason === 'VM_GONE' && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.suspend);
+  }
+
+  // ---- proof 5a: virsh destroy during REVIEWING --------------------------------------------
+  {
+    const s = new Session('destroy', issueGrant({ port, cert: boot.cert }));
+    await s.ready();
+    await s.login();
+    const step = (what, p) => p.catch((e) => { throw new Error(`destroy session, ${what}: ${e.message}; control channel: ${JSON.stringify(s.events.slice(-5))}`); });
+    s.proc.send({ cmd: 'lock' });
+    await step('waiting for CAPTURING', s.phase('CAPTURING', 30000));
+    const m = await step('MCP connect', mcpConnect(s.run));
+    // Locked right after login: the first guest frame may not have arrived yet, which the
+    // console answers with an error (no transition); ask again, bounded.
+    let cap = null;
+    for (let i = 0; i < 40; i++) {
+      cap = await step('capture_desktop', m.call('capture_desktop'));
+      if (!cap.isError) break;
+      await sleep(500);
+    }
+    await step(`waiting for REVIEWING (capture: ${cap && cap.isError ? JSON.stringify(cap.structuredContent) : 'ok'})`, s.phase('REVIEWING', 15000));
+    // Asynchronously, so the console's control channel is read (and time-stamped) while
+    // virsh runs; the time is measured from the START of the destroy command (upper bound).
+    const t0 = Date.now();
+    const destroyed = new Promise((resolve) => execFile('virsh', ['-q', '-c', URI, 'destroy', VM.name], (err) => resolve({ err, t: Date.now() })));
+    const c = await s.proc.waitFor((e) => e.event === 'closed', 10000).catch(() => null);
+    const d = await destroyed;
+    const destroyedAt = d.t;
+    const closeMs = c ? c.t_ms - t0 : null;
+    await m.close();
+    const end = await s.closed(15000);
+    await sleep(200);
+    report.sessions.destroy = { phases: s.phases(), reason: c && c.reason, virsh_destroy_ms: destroyedAt - t0, virsh_error: d.err ? String(d.err.message).slice(0, 200) : null, closed_after_destroy_started_ms: closeMs, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
+    check(5, 'virsh destroy during REVIEWING closes the console within a second, run dir gone, no process left', c && ['VM_GONE', 'RDP_LOST'].includes(c.reason) && closeMs !== null && closeMs <= 1000 && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.destroy);
+    knownGap(5, 'the close reason after virsh destroy is VM_GONE', c && c.reason === 'VM_GONE', report.sessions.destroy, 'the RDP drop arrives before libvirt\'s lifecycle event and the first cause wins (docs/test-135.md, Known gaps)');
+  }
+  serial.stop();
+
+  // ---- proof 1b: the same grant refused after destroy, 0.0.0.0, a second forward ------------
+  const refusedCase = (label, expect) => {
+    const r = runCheck(G0);
+    report.refusals[label] = r.json && r.json.code;
+    check(1, `the same grant is refused ${expect} ${label}`, r.status === 2 && r.json && r.json.ok === false && r.json.code === expect, { status: r.status, json: r.json, domstate: domState(), stderr: r.stderr });
+  };
+  refusedCase('after virsh destroy', 'VM_NOT_RUNNING');
+  // Variants of the same domain (same UUID and name), started without waiting for the guest:
+  // binding reads the running domain's live XML. The wildcard forward exists only inside
+  // this lane's private network namespace.
+  defineAndStart([`tcp:0.0.0.0:${port}-:3389`]);
+  refusedCase('after the forward is changed to 0.0.0.0', 'RDP_RULE_NOT_LOOPBACK');
+  destroyIfRunning();
+  defineAndStart([FWD, `tcp:127.0.0.1:${port + 1}-:3389`]);
+  refusedCase('after a second forward is added', 'RDP_RULE_AMBIGUOUS');
+  destroyIfRunning();
+  virsh('undefine', VM.name);
+  check(5, 'the domain is destroyed and undefined at the end', /^absent/.test(domState()), { domstate: domState() });
+}
+
+// ---------------------------------------------------------------------------------------
+async function finish(error) {
+  if (error) check('lane', 'live lane ran to completion', false, { error: String(error && error.stack || error).slice(0, 900) });
+  try { destroyIfRunning(); } catch { /* the namespace's teardown retries */ }
+  for (const p of spawned) if (!p.exit) p.kill('SIGTERM');
+  await Promise.all(spawned.map((p) => p.waitExit(5000)));
+  for (const p of spawned) if (!p.exit) p.kill('SIGKILL');
+  const passed = results.filter((r) => r.ok).length;
+  const gaps = results.filter((r) => r.known_gap && !r.ok).length;
+  const failed = results.length - passed - gaps;
+  report.finished_at = new Date().toISOString();
+  report.timings_s.proofs = secs(started);
+  if (process.env.GC_LIVE_IMAGE_S) report.timings_s.image = Number(process.env.GC_LIVE_IMAGE_S);
+  report.summary = { passed, failed, known_gaps_hit: gaps };
+  report.retained = 'redacted identities, transitions, counts, refusal codes, receipt, cleanup; no screenshot, credential, frame or event payload';
+  const json = JSON.stringify(report, null, 2)
+    .replace(/\b[0-9a-fA-F]{64}\b/g, (h) => redactDigest(h))
+    .replace(/\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '$1…');
+  if (json.includes(SENTINEL_PW) || json.includes(TYPED) || json.includes(ntHashHex(SENTINEL_PW))) throw new Error('the report would contain a secret or the typed text');
+  fs.mkdirSync(ARTIFACTS, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(REPORT, json + '\n', { mode: 0o600 });
+  process.stdout.write(`report: ${REPORT} (proofs ${report.timings_s.proofs} s)\n${passed} passed, ${failed} failed${gaps ? `, ${gaps} known gap(s) hit (reported above, docs/test-135.md)` : ''}\n`);
+  process.exit(failed ? 1 : 0);
+}
+
+const watchdog = setTimeout(() => finish(new Error(`deadline of ${DEADLINE_MS / 1000} s exceeded`)), DEADLINE_MS);
+main().then(() => { clearTimeout(watchdog); return finish(null); }, (e) => { clearTimeout(watchdog); return finish(e); });
