@@ -10,7 +10,9 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace gc {
 
@@ -32,6 +34,17 @@ int runOpen(const QStringList& arguments) {
        QStringLiteral("source"), QStringLiteral("stdin")},
       {QStringLiteral("auth-attempts"), QStringLiteral("Credential attempts before closing (default 3)."),
        QStringLiteral("n"), QStringLiteral("3")},
+      {QStringLiteral("guest-settle-ms"),
+       QStringLiteral("After the lock, how long the guest's screen must show no update before Capture "
+                      "Desktop starts (default 200; raise it for slow, e.g. emulated, guests)."),
+       QStringLiteral("ms"), QStringLiteral("200")},
+      {QStringLiteral("guest-sync-timeout-ms"),
+       QStringLiteral("After the lock, how long the guest has to confirm it processed the drained input "
+                      "(default 5000); no confirmation closes the console."),
+       QStringLiteral("ms"), QStringLiteral("5000")},
+      {QStringLiteral("probe-timeout-ms"),
+       QStringLiteral("How long the certificate probe may take (default 5000)."), QStringLiteral("ms"),
+       QStringLiteral("5000")},
   });
   parser.process(arguments);
   ControlChannel control(0, 1);
@@ -60,6 +73,24 @@ int runOpen(const QStringList& arguments) {
   options.runtimeDir = paths->runtimeDir;
   options.extraOrigins = parser.values(QStringLiteral("allow-origin"));
   options.maxAuthAttempts = std::clamp(parser.value(QStringLiteral("auth-attempts")).toInt(), 1, 10);
+  // Millisecond options: an integer in range, or the open is refused (never silently clamped).
+  const auto millis = [&parser](const char* name, int min, int max) -> std::optional<int> {
+    bool numeric = false;
+    const int value = parser.value(QLatin1String(name)).toInt(&numeric);
+    if (!numeric || value < min || value > max)
+      return std::nullopt;
+    return value;
+  };
+  const auto settle = millis("guest-settle-ms", 0, 10000);
+  const auto sync = millis("guest-sync-timeout-ms", 100, 60000);
+  const auto probe = millis("probe-timeout-ms", 500, 60000);
+  if (!settle || !sync || !probe)
+    return refuse(Refusal::Internal,
+                  QStringLiteral("--guest-settle-ms must be 0..10000, --guest-sync-timeout-ms 100..60000 and "
+                                 "--probe-timeout-ms 500..60000"));
+  options.guestSettleQuiet = std::chrono::milliseconds(*settle);
+  options.guestSyncDeadline = std::chrono::milliseconds(*sync);
+  options.probeTimeoutMs = *probe;
 
   LibvirtConnection::initializeLibrary();
   LibvirtEventLoop events;

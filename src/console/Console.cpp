@@ -16,6 +16,7 @@
 #include <QLoggingCategory>
 #include <QRandomGenerator>
 
+#include <csignal>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -30,6 +31,15 @@ void disableCoreDumps() {
   const struct rlimit none { 0, 0 };
   ::setrlimit(RLIMIT_CORE, &none);
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+// How long the console waits, after the action, for the guest to have read it and closed.
+constexpr std::chrono::milliseconds kActionDeliveryBound{3000};
+
+// A peer that is gone (the guest after the console's half-close, a parent that closed its
+// pipe) must cost a write EPIPE, not kill the console before it has cleaned up.
+void ignoreBrokenPipes() {
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 QJsonObject countsToJson(const QMap<Refusal, quint64>& counts) {
@@ -53,6 +63,26 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
   connect(&m_gate, &InputGate::deliveryFailed, this, [this](const Failure& f) {
     close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message);
   });
+  m_barrier.setGuestSettle(
+      [this](QDeadlineTimer deadline) -> Status {
+        if (!m_rdp)
+          return Status(Refusal::DrainFailed, QStringLiteral("no guest session"));
+        const auto sync = m_rdp->syncWithGuest(deadline, m_options.guestSettleQuiet);
+        if (!sync.ok()) {
+          record(QStringLiteral("guest_sync"),
+                 QJsonObject{{QStringLiteral("result"), refusalName(sync.code())}});
+          return Status(sync.failure());
+        }
+        record(QStringLiteral("guest_sync"),
+               QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
+                           {QStringLiteral("confirmed_by"), sync->answered
+                                                                ? QStringLiteral("refresh_rect")
+                                                                : QStringLiteral("quiet_period_only")},
+                           {QStringLiteral("settled"), sync->settled},
+                           {QStringLiteral("ms"), sync->elapsedMs}});
+        return success();
+      },
+      m_options.guestSyncDeadline);
   connect(&m_barrier, &LockBarrier::drained, this, [this](quint64 upto) {
     if (m_panel)
       m_panel->sendText(panel::drained(upto));
@@ -143,6 +173,7 @@ Status Console::fail(const Failure& failure) {
 
 Status Console::open() {
   disableCoreDumps();
+  ignoreBrokenPipes();
   const QDateTime now = QDateTime::currentDateTimeUtc();
   Outcome<Grant> grant = GrantLoader::loadFile(m_options.grantPath, m_options.policy, now);
   if (!grant.ok())
@@ -433,6 +464,14 @@ void Console::teardown() {
   m_expiry.stop();
   m_gate.wipe();
   m_sink.setSession(nullptr);
+  if (m_rdp && reason.code == Refusal::ActionDone) {
+    // The action is the run's last input: let the guest read all of it before the connection
+    // goes (a bounded half-close; the receipt's "executed" must mean the guest got it).
+    const RdpSession::Finish finish = m_rdp->finishGracefully(kActionDeliveryBound);
+    record(QStringLiteral("rdp_finish"),
+           QJsonObject{{QStringLiteral("guest_closed_after_reading"), finish.confirmed},
+                       {QStringLiteral("ms"), finish.elapsedMs}});
+  }
   if (m_rdp)
     m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
   m_pipeline.wipe();

@@ -20,8 +20,10 @@
 #include <freerdp/settings.h>
 #include <winpr/synch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -192,6 +194,13 @@ struct RdpCallbacks {
       return TRUE;
     RdpSession* self = sessionOf(context);
     const QRect desktop(0, 0, int(gdi->width), int(gdi->height));
+    QRect syncRect;
+    {
+      std::lock_guard lock(self->m_syncMutex);
+      if (self->m_syncPending)
+        syncRect = self->m_syncRect;
+    }
+    bool answered = false;
     for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
       const GDI_RGN& r = hwnd->cinvalid[i];
       const QRect rect = QRect(r.x, r.y, r.w, r.h).intersected(desktop);
@@ -205,9 +214,19 @@ struct RdpCallbacks {
         std::memcpy(tile.scanLine(row), src, std::size_t(rowBytes));
       }
       self->queuePending({rect, std::move(tile)});
+      answered = answered || rect.intersects(syncRect);
     }
     hwnd->invalid->null = TRUE;
     hwnd->ninvalid = 0;
+    {
+      std::lock_guard lock(self->m_syncMutex);
+      self->m_lastPaint = std::chrono::steady_clock::now();
+      if (answered && self->m_syncPending) {
+        self->m_syncPending = false;
+        self->m_syncAnswered = true;
+      }
+    }
+    self->m_syncCv.notify_all();
     return TRUE;
   }
 
@@ -323,6 +342,17 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
 }
 
 void RdpSession::run() {
+  struct SignalDone {
+    RdpSession* self;
+    ~SignalDone() {
+      {
+        std::lock_guard lock(self->m_doneMutex);
+        self->m_workerDone = true;
+      }
+      self->m_doneCv.notify_all();
+      self->m_syncCv.notify_all(); // a waiting syncWithGuest() sees the session gone
+    }
+  } signalDone{this};
   freerdp* instance = m_context->instance;
   const BOOL ok = freerdp_connect(instance);
   // FreeRDP has used its copies; do not keep them for the session's lifetime.
@@ -354,7 +384,10 @@ void RdpSession::run() {
   });
 
   QString reason;
+  std::optional<WLogRouter::ExpectedErrors> expected; // once half-closed: the guest's EOF is the plan
   while (!m_aborting) {
+    if (m_halfClosed && !expected)
+      expected.emplace();
     HANDLE handles[MAXIMUM_WAIT_OBJECTS] = {};
     const DWORD count = freerdp_get_event_handles(m_context, handles, ARRAYSIZE(handles));
     if (count == 0) {
@@ -447,6 +480,84 @@ void RdpSession::abort() {
   if (hadStarted)
     QMetaObject::invokeMethod(
         this, [this] { emit closed(); }, Qt::QueuedConnection);
+}
+
+RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound) {
+  QElapsedTimer clock;
+  clock.start();
+  if (m_state != State::Connected)
+    return {};
+  {
+    // Not in the middle of a PDU: sendKey/sendPointer write whole PDUs under m_ioMutex.
+    std::lock_guard io(m_ioMutex);
+    std::lock_guard socket(m_socketMutex);
+    if (m_abortSocket < 0)
+      return {};
+    m_halfClosed = true;
+    ::shutdown(m_abortSocket, SHUT_WR); // FIN after every byte already written
+  }
+  // The worker keeps reading (and discarding into the GDI) until the guest closes.
+  std::unique_lock lock(m_doneMutex);
+  const bool closed = m_doneCv.wait_for(lock, bound, [this] { return m_workerDone; });
+  return {closed, clock.elapsed()};
+}
+
+Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline,
+                                                         std::chrono::milliseconds quiet) {
+  using Clock = std::chrono::steady_clock;
+  QElapsedTimer clock;
+  clock.start();
+  const auto until = deadline.deadline<Clock>();
+  GuestSync sync;
+  {
+    std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+    std::lock_guard io(m_ioMutex);               // after every input written before us
+    if (m_state != State::Connected || m_aborting || !m_context || !m_context->gdi)
+      return Failure{Refusal::DrainFailed, QStringLiteral("the guest session is gone")};
+    const QRect desktop(0, 0, int(m_context->gdi->width), int(m_context->gdi->height));
+    const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+    sync.refreshSupported = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
+    {
+      std::lock_guard lock(m_syncMutex);
+      m_syncRect = corner;
+      m_syncPending = sync.refreshSupported;
+      m_syncAnswered = false;
+      m_lastPaint = Clock::now();
+    }
+    if (sync.refreshSupported) {
+      // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
+      const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
+                              UINT16(corner.bottom())};
+      if (!m_context->update->RefreshRect(m_context, 1, &area))
+        return Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")};
+    }
+  }
+  const auto gone = [this] { return m_state != State::Connected || m_aborting; };
+  std::unique_lock lock(m_syncMutex);
+  if (sync.refreshSupported) {
+    m_syncCv.wait_until(lock, until, [&] { return m_syncAnswered || gone(); });
+    if (gone())
+      return Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")};
+    if (!m_syncAnswered) {
+      m_syncPending = false;
+      return Failure{Refusal::DrainTimeout,
+                     QStringLiteral("the guest did not confirm it had processed the drained input")};
+    }
+    sync.answered = true;
+  }
+  for (;;) {
+    const auto quietAt = m_lastPaint + quiet;
+    const auto now = Clock::now();
+    if (now >= quietAt) {
+      sync.settled = true;
+      break;
+    }
+    if (now >= until || gone())
+      break;
+    m_syncCv.wait_until(lock, std::min(quietAt, until)); // woken early by each update
+  }
+  sync.elapsedMs = clock.elapsed();
+  return sync;
 }
 
 void RdpSession::reapWorker() {

@@ -19,11 +19,14 @@
 #include "rdp/FrameUpdate.h"
 #include "rdp/RdpConfig.h"
 
+#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QObject>
 #include <QSize>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -49,6 +52,36 @@ public:
   // FreeRDP is blocked in returns at once), joins the worker and frees FreeRDP.
   // Any thread; synchronous; emits closed() (queued) if the session had started.
   void abort();
+
+  // After the last input of a run (the action): half-closes the connection, so the guest gets
+  // every byte already written followed by end-of-stream, and waits until the guest has read
+  // them all and closed its side, or `bound` passes. Without it, tearing the connection down
+  // right after the action can reset it while the action's input still sits unread on the way
+  // to the guest (QEMU's user networking discards it; seen in the live lane). Main thread;
+  // call abort() afterwards as always. `confirmed`: the guest closed within the bound.
+  struct Finish {
+    bool confirmed = false;
+    qint64 elapsedMs = 0;
+  };
+  Finish finishGracefully(std::chrono::milliseconds bound);
+
+  // Waits until the guest has processed every input written before the call, and then until
+  // its screen has settled. "Written and flushed" only means the bytes left this process; a
+  // slow guest (or QEMU's user networking) can still hold them, and Capture Desktop must not
+  // start before the guest has shown them. The round trip: a Refresh Rect request for a
+  // small corner of the desktop, which the guest's RDP server handles in order, after the
+  // input PDUs before it, and answers with an update of that corner. Then `quiet` without any
+  // update means the screen settled (not required: an animated desktop never settles).
+  // DRAIN_TIMEOUT if the guest does not answer by `deadline`, DRAIN_FAILED if the session is
+  // gone. A server that does not support Refresh Rect gets the quiet period only
+  // (refreshSupported false). Main thread; blocks (the worker keeps processing updates).
+  struct GuestSync {
+    bool refreshSupported = false;
+    bool answered = false;
+    bool settled = false;
+    qint64 elapsedMs = 0;
+  };
+  Outcome<GuestSync> syncWithGuest(QDeadlineTimer deadline, std::chrono::milliseconds quiet);
 
   State state() const { return m_state.load(); }
 
@@ -109,6 +142,21 @@ private:
   std::atomic<State> m_state{State::Idle};
   std::atomic<bool> m_aborting{false};
   std::atomic<bool> m_timedOut{false};
+  std::atomic<bool> m_halfClosed{false}; // finishGracefully(): the guest's close is expected
+
+  // syncWithGuest(): the corner asked for, whether an update of it has come back, and when
+  // the last update of any kind came (written in the worker's EndPaint).
+  std::mutex m_syncMutex; // a leaf
+  std::condition_variable m_syncCv;
+  QRect m_syncRect;
+  bool m_syncPending = false;
+  bool m_syncAnswered = false;
+  std::chrono::steady_clock::time_point m_lastPaint;
+
+  // Set by the worker as its last act (any path), for finishGracefully()'s bounded wait.
+  std::mutex m_doneMutex;
+  std::condition_variable m_doneCv;
+  bool m_workerDone = false;
   std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
 
   mutable std::mutex m_lifecycleMutex; // m_context and m_worker lifetime

@@ -8,9 +8,11 @@
 #include "session/InputGate.h"
 #include "session/PhaseController.h"
 
+#include <QDeadlineTimer>
 #include <QObject>
 
 #include <chrono>
+#include <functional>
 
 namespace gc {
 
@@ -26,8 +28,16 @@ public:
   // capture never starts then.
   Status requestLock(const QString& requestedBy);
 
+  // Between the committed lock (READ_ONLY) and the capture start: waits until the guest has
+  // processed (and shown) the drained input (RdpSession::syncWithGuest). A failure closes the
+  // console like a drain failure: capture never starts on a screen that may not show the
+  // setup. Unset: capture starts right after the commit (unit tests of the barrier alone).
+  using GuestSettle = std::function<Status(QDeadlineTimer)>;
+  void setGuestSettle(GuestSettle settle, std::chrono::milliseconds deadline);
+
 signals:
-  // In order, each at most once: drained → (READ_ONLY) → captureStarted (CAPTURING).
+  // In order, each at most once: drained → (READ_ONLY) → [guest settled] → captureStarted
+  // (CAPTURING).
   void drained(quint64 upto);
   void captureStarted();
 
@@ -35,6 +45,8 @@ private:
   PhaseController* m_phases;
   InputGate* m_gate;
   std::chrono::milliseconds m_drainDeadline;
+  GuestSettle m_settle;
+  std::chrono::milliseconds m_settleDeadline{0};
 };
 
 } // namespace gc

@@ -71,6 +71,10 @@ const ENV = {
   UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || 'print_stacktrace=1',
 };
 const GLOBAL = ['--state-dir', STATE, '--runtime-dir', RUNTIME];
+// An emulated (TCG) guest takes seconds to show input on its screen: after the lock the console
+// waits until the screen has shown no update for this long (operator options, documented in
+// docs/operating.md; the console is not modified).
+const OPEN_TUNING = ['--guest-settle-ms', '1500', '--guest-sync-timeout-ms', '20000'];
 const spawned = [];
 function proc(file, args) { const p = new P.LineProc(file, args, { env: ENV }); spawned.push(p); return p; }
 
@@ -245,7 +249,7 @@ function runCheck(grant, extra = []) {
 class Session {
   constructor(label, grant) {
     this.label = label;
-    this.proc = proc(BIN.console, ['open', '--grant', grant, ...GLOBAL]);
+    this.proc = proc(BIN.console, ['open', '--grant', grant, ...GLOBAL, ...OPEN_TUNING]);
   }
   get events() { return this.proc.events; }
   async ready() {

@@ -252,6 +252,54 @@ private slots:
     QCOMPARE(gate.queued(), 0); // wiped
   }
 
+  // The guest settles after the lock is committed and before capture starts: the settle
+  // step sees every drained event already delivered and the phase READ_ONLY.
+  void captureWaitsForTheGuestToSettle() {
+    Rig rig;
+    for (quint64 s = 1; s <= 5; ++s)
+      QVERIFY(rig.gate.submit(InputEvent::key(s, 0x1E, s % 2)).ok());
+    QSignalSpy capture(&rig.barrier, &LockBarrier::captureStarted);
+    Phase phaseWhileSettling = Phase::Setup;
+    std::size_t deliveredWhileSettling = 0;
+    bool deadlineGiven = false;
+    rig.barrier.setGuestSettle(
+        [&](QDeadlineTimer deadline) {
+          phaseWhileSettling = rig.phases.phase();
+          deliveredWhileSettling = rig.sink.log.size();
+          deadlineGiven = !deadline.isForever() && deadline.remainingTime() > 0;
+          return success();
+        },
+        std::chrono::milliseconds(1000));
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("panel")).ok());
+    QCOMPARE(phaseWhileSettling, Phase::ReadOnly);
+    QCOMPARE(deliveredWhileSettling, std::size_t(5));
+    QVERIFY(deadlineGiven);
+    QCOMPARE(capture.count(), 1);
+    QCOMPARE(rig.phases.phase(), Phase::Capturing);
+  }
+
+  void aGuestThatDoesNotSettleClosesWithoutCapture_data() {
+    QTest::addColumn<QString>("code");
+    QTest::newRow("no answer in time") << "DRAIN_TIMEOUT";
+    QTest::newRow("session gone") << "DRAIN_FAILED";
+  }
+  void aGuestThatDoesNotSettleClosesWithoutCapture() {
+    QFETCH(QString, code);
+    Rig rig;
+    QVERIFY(rig.gate.submit(InputEvent::key(1, 0x1E, true)).ok());
+    QSignalSpy capture(&rig.barrier, &LockBarrier::captureStarted);
+    const Refusal refusal =
+        code == QLatin1String("DRAIN_TIMEOUT") ? Refusal::DrainTimeout : Refusal::DrainFailed;
+    rig.barrier.setGuestSettle([&](QDeadlineTimer) { return Status(refusal, QStringLiteral("no answer")); },
+                               std::chrono::milliseconds(50));
+    const Status s = rig.barrier.requestLock(QStringLiteral("mcp"));
+    QCOMPARE(refusalName(s.code()), code);
+    QCOMPARE(rig.phases.phase(), Phase::Closed);
+    QCOMPARE(refusalName(rig.phases.closeReason().code), code);
+    QCOMPARE(capture.count(), 0);
+    QVERIFY(rig.sink.log.empty() || rig.sink.log.back() != RecordingSink::kCaptureMarker);
+  }
+
   void deliveryFailureInSetupIsReported() {
     Rig rig;
     QSignalSpy failed(&rig.gate, &InputGate::deliveryFailed);

@@ -173,6 +173,8 @@ private slots:
   void abortIsPrompt();
   void deliversMixedInputInOrderExactlyOnce();
   void eachSendIsOnTheWireWhenItReturns();
+  void syncWithGuestAnswersAfterEveryEarlierInput();
+  void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses();
 
 private:
   bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword));
@@ -644,6 +646,51 @@ void tst_RdpSession::eachSendIsOnTheWireWhenItReturns() {
   }
   qInfo("FIGURE sendKey_return_us %s", qPrintable(figures(returnUs, "us")));
   qInfo("FIGURE send_to_guest_decode_us %s", qPrintable(figures(deliveredUs, "us")));
+}
+
+void tst_RdpSession::syncWithGuestAnswersAfterEveryEarlierInput() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+  for (int i = 0; i < 40; ++i)
+    QVERIFY(session.sendKey(0x1E, i % 2 == 0).ok());
+
+  const auto sync = session.syncWithGuest(QDeadlineTimer(10000), std::chrono::milliseconds(50));
+
+  QVERIFY2(sync.ok(), sync.ok() ? "" : qPrintable(sync.failure().toString()));
+  QVERIFY(sync->refreshSupported);
+  QVERIFY(sync->answered);
+  QVERIFY(sync->settled); // the test guest is idle: nothing paints after the answer
+  // The guest handled the refresh after every input written before the call.
+  QVERIFY(pumpGuestUntil(guest, [&] { return !guest.events(QStringLiteral("refresh")).isEmpty(); }));
+  const double refreshedAt =
+      guest.events(QStringLiteral("refresh")).first().value(QStringLiteral("t_ns")).toDouble();
+  const auto inputs = guest.events(QStringLiteral("input"));
+  QVERIFY(inputs.size() >= 41);
+  for (const QJsonObject& input : inputs)
+    QVERIFY(input.value(QStringLiteral("t_ns")).toDouble() <= refreshedAt);
+  qInfo("FIGURE guest_sync_ms %lld", sync->elapsedMs);
+}
+
+void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+  QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest).has_value(); }));
+  for (int i = 0; i < 20; ++i)
+    QVERIFY(session.sendKey(0x1E, i % 2 == 0).ok());
+
+  const RdpSession::Finish finish = session.finishGracefully(std::chrono::milliseconds(5000));
+  session.abort();
+
+  QVERIFY(finish.confirmed); // the guest read to the end and closed its side
+  QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest)->size() == 20; }));
+  QVERIFY(guest.waitForEvent(QStringLiteral("client_disconnected")));
+  qInfo("FIGURE finish_gracefully_ms %lld", finish.elapsedMs);
 }
 
 QTEST_GUILESS_MAIN(tst_RdpSession)
