@@ -35,6 +35,9 @@ void disableCoreDumps() {
 
 // How long the console waits, after the action, for the guest to have read it and closed.
 constexpr std::chrono::milliseconds kActionDeliveryBound{3000};
+// After RDP_LOST, how long libvirt has to say the domain went away (a destroy drops the
+// connection first; libvirt reports the stop once its own teardown is done).
+constexpr std::chrono::milliseconds kVmVerdictWindow{2500};
 
 // A peer that is gone (the guest after the console's half-close, a parent that closed its
 // pipe) must cost a write EPIPE, not kill the console before it has cleaned up.
@@ -476,6 +479,36 @@ void Console::teardown() {
     m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
   m_pipeline.wipe();
   m_frame = QImage();
+  if (reason.code == Refusal::RdpLost && m_watcher && !m_watcher->hasFired())
+    return awaitVmVerdict(); // the console is already inert: CLOSED, RDP down, buffers wiped
+  finishTeardown(reason);
+}
+
+void Console::awaitVmVerdict() {
+  disconnect(m_watcher.get(), &DomainWatcher::domainGone, this, nullptr);
+  connect(m_watcher.get(), &DomainWatcher::domainGone, this,
+          [this](Refusal, const QString& why) { concludeVmVerdict(why); });
+  QTimer::singleShot(kVmVerdictWindow, this, [this] { concludeVmVerdict(QString()); });
+  m_watcher->checkNow();
+}
+
+void Console::concludeVmVerdict(const QString& vmGoneReason) {
+  if (m_verdictDone)
+    return;
+  m_verdictDone = true;
+  Failure reason = m_phases.closeReason();
+  if (!vmGoneReason.isEmpty()) {
+    // The cause, not the symptom: the console closed on the dropped connection at once and
+    // libvirt then said why. Both stay in the evidence.
+    record(QStringLiteral("close_cause"), QJsonObject{{QStringLiteral("observed"), refusalName(reason.code)},
+                                                      {QStringLiteral("cause"), refusalName(Refusal::VmGone)},
+                                                      {QStringLiteral("reason"), vmGoneReason}});
+    reason = Failure{Refusal::VmGone, vmGoneReason + QStringLiteral(" (the RDP connection dropped first)")};
+  }
+  finishTeardown(reason);
+}
+
+void Console::finishTeardown(const Failure& reason) {
   if (m_panel) {
     m_panel->closePanel(refusalName(reason.code));
     record(QStringLiteral("panel_refusals"), countsToJson(m_panel->refusals()));

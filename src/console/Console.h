@@ -96,6 +96,11 @@ private:
   void requestLock(const QString& by);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
   void teardown();
+  // RDP_LOST: was it the VM? (The connection drops before libvirt's lifecycle event when a
+  // domain is destroyed.) Waits at most kVmVerdictWindow, then finishes the teardown.
+  void awaitVmVerdict();
+  void concludeVmVerdict(const QString& vmGoneReason);
+  void finishTeardown(const Failure& reason);
   QJsonObject identity() const;
   QJsonObject inputCounts() const;
   void record(const QString& event, const QJsonObject& fields = {});
@@ -126,6 +131,7 @@ private:
   bool m_connected = false;
   bool m_panelReady = false;
   bool m_tornDown = false;
+  bool m_verdictDone = false;
   int m_exitCode = 0;
 };
 

@@ -201,6 +201,13 @@ struct RdpCallbacks {
         syncRect = self->m_syncRect;
     }
     bool answered = false;
+    bool changed = false;
+    const qsizetype stride = qsizetype(gdi->stride);
+    if (self->m_settling && self->m_settleSize != desktop.size()) {
+      self->m_settleSize = desktop.size();
+      self->m_settleSnapshot.assign(gdi->primary_buffer, gdi->primary_buffer + stride * desktop.height());
+      changed = true;
+    }
     for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
       const GDI_RGN& r = hwnd->cinvalid[i];
       const QRect rect = QRect(r.x, r.y, r.w, r.h).intersected(desktop);
@@ -209,9 +216,14 @@ struct RdpCallbacks {
       QImage tile(rect.size(), QImage::Format_RGB32);
       const qsizetype rowBytes = qsizetype(rect.width()) * 4;
       for (int row = 0; row < rect.height(); ++row) {
-        const BYTE* src =
-            gdi->primary_buffer + qsizetype(rect.y() + row) * gdi->stride + qsizetype(rect.x()) * 4;
+        const qsizetype offset = qsizetype(rect.y() + row) * stride + qsizetype(rect.x()) * 4;
+        const BYTE* src = gdi->primary_buffer + offset;
         std::memcpy(tile.scanLine(row), src, std::size_t(rowBytes));
+        if (self->m_settling &&
+            std::memcmp(self->m_settleSnapshot.data() + offset, src, std::size_t(rowBytes))) {
+          std::memcpy(self->m_settleSnapshot.data() + offset, src, std::size_t(rowBytes));
+          changed = true;
+        }
       }
       self->queuePending({rect, std::move(tile)});
       answered = answered || rect.intersects(syncRect);
@@ -220,7 +232,8 @@ struct RdpCallbacks {
     hwnd->ninvalid = 0;
     {
       std::lock_guard lock(self->m_syncMutex);
-      self->m_lastPaint = std::chrono::steady_clock::now();
+      if (changed)
+        self->m_lastChange = std::chrono::steady_clock::now();
       if (answered && self->m_syncPending) {
         self->m_syncPending = false;
         self->m_syncAnswered = true;
@@ -517,21 +530,48 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
     const QRect desktop(0, 0, int(m_context->gdi->width), int(m_context->gdi->height));
     const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
     sync.refreshSupported = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
+    const rdpGdi* gdi = m_context->gdi;
+    m_settling = true;
+    m_settleSize = desktop.size();
+    m_settleSnapshot.assign(gdi->primary_buffer,
+                            gdi->primary_buffer + qsizetype(gdi->stride) * desktop.height());
     {
       std::lock_guard lock(m_syncMutex);
       m_syncRect = corner;
       m_syncPending = sync.refreshSupported;
       m_syncAnswered = false;
-      m_lastPaint = Clock::now();
+      m_lastChange = Clock::now();
     }
     if (sync.refreshSupported) {
       // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
       const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
                               UINT16(corner.bottom())};
-      if (!m_context->update->RefreshRect(m_context, 1, &area))
+      if (!m_context->update->RefreshRect(m_context, 1, &area)) {
+        m_settling = false;
         return Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")};
+      }
     }
   }
+  Outcome<GuestSync> result = awaitGuest(sync, until, quiet);
+  stopSettling();
+  if (result.ok())
+    result.value().elapsedMs = clock.elapsed();
+  return result;
+}
+
+void RdpSession::stopSettling() {
+  std::lock_guard io(m_ioMutex);
+  m_settling = false;
+  if (!m_settleSnapshot.empty())
+    explicit_bzero(m_settleSnapshot.data(), m_settleSnapshot.size()); // guest pixels
+  m_settleSnapshot.clear();
+  m_settleSnapshot.shrink_to_fit();
+}
+
+Outcome<RdpSession::GuestSync> RdpSession::awaitGuest(GuestSync sync,
+                                                      std::chrono::steady_clock::time_point until,
+                                                      std::chrono::milliseconds quiet) {
+  using Clock = std::chrono::steady_clock;
   const auto gone = [this] { return m_state != State::Connected || m_aborting; };
   std::unique_lock lock(m_syncMutex);
   if (sync.refreshSupported) {
@@ -546,7 +586,7 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
     sync.answered = true;
   }
   for (;;) {
-    const auto quietAt = m_lastPaint + quiet;
+    const auto quietAt = m_lastChange + quiet;
     const auto now = Clock::now();
     if (now >= quietAt) {
       sync.settled = true;
@@ -556,7 +596,6 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
       break;
     m_syncCv.wait_until(lock, std::min(quietAt, until)); // woken early by each update
   }
-  sync.elapsedMs = clock.elapsed();
   return sync;
 }
 

@@ -30,6 +30,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 struct rdp_context;
 
@@ -151,7 +152,16 @@ private:
   QRect m_syncRect;
   bool m_syncPending = false;
   bool m_syncAnswered = false;
-  std::chrono::steady_clock::time_point m_lastPaint;
+  std::chrono::steady_clock::time_point m_lastChange; // the last update that changed a pixel
+  // While settling (guarded by m_ioMutex): the desktop as of the sync's start, kept current by
+  // EndPaint, so an update that repaints the same pixels (some servers resend a static screen
+  // all the time) does not count as a change. Wiped when the sync ends.
+  bool m_settling = false;
+  QSize m_settleSize;
+  std::vector<uchar> m_settleSnapshot;
+  void stopSettling(); // main thread, takes m_ioMutex
+  Outcome<GuestSync> awaitGuest(GuestSync sync, std::chrono::steady_clock::time_point until,
+                                std::chrono::milliseconds quiet); // main thread, no lock held
 
   // Set by the worker as its last act (any path), for finishGracefully()'s bounded wait.
   std::mutex m_doneMutex;

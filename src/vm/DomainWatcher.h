@@ -47,6 +47,8 @@ public:
   Status start(std::chrono::milliseconds pollInterval = std::chrono::seconds(1),
                Sources sources = Sources::EventsAndPoll);
   bool hasFired() const { return m_fired; }
+  // One poll now, outside the schedule (may emit domainGone before it returns).
+  void checkNow() { poll(); }
 
 signals:
   // Emitted at most once per watcher; code is Refusal::VmGone.

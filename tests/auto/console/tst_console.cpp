@@ -286,6 +286,10 @@ private slots:
                                << "VM_GONE";
     QTest::newRow("guest killed") << "kill-guest"
                                   << "RDP_LOST";
+    // A destroyed domain drops the RDP connection before libvirt reports the stop: the console
+    // closes on the drop at once and names the VM as the cause once libvirt has it.
+    QTest::newRow("guest killed with its VM destroyed") << "kill-guest-destroy"
+                                                        << "VM_GONE";
     QTest::newRow("expiry in SETUP") << "expire"
                                      << "EXPIRED";
   }
@@ -293,7 +297,8 @@ private slots:
     QFETCH(QString, cause);
     QFETCH(QString, code);
     GrantSpec spec;
-    spec.readWriteLibvirt = cause == QLatin1String("destroy") || cause == QLatin1String("suspend");
+    spec.readWriteLibvirt = cause == QLatin1String("destroy") || cause == QLatin1String("suspend") ||
+                            cause == QLatin1String("kill-guest-destroy");
     if (cause == QLatin1String("expire"))
       spec.lifetimeSeconds = 4;
     ConsoleRig rig(spec);
@@ -321,6 +326,12 @@ private slots:
       QVERIFY(DomainControl(*rig.console->connectionForTest()).suspend(rig.uuid).ok());
     else if (cause == QLatin1String("kill-guest"))
       rig.guest.process().kill();
+    else if (cause == QLatin1String("kill-guest-destroy")) {
+      rig.guest.process().kill();
+      QVERIFY(rig.guest.process().waitForFinished(5000));
+      QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 3000)); // on the dropped connection
+      QVERIFY(DomainControl(*rig.console->connectionForTest()).destroy(rig.uuid).ok());
+    }
     QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), cause == QLatin1String("expire") ? 10000 : 3000));
     const qint64 ms = t.elapsed();
     QTRY_VERIFY(rig.finished);
