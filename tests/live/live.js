@@ -45,9 +45,12 @@ function check(item, name, ok, details = {}) {
 // console is fixed; when it passes the line says so (some gaps are timing-dependent).
 function knownGap(item, name, ok, details, reference) {
   results.push({ item, name, ok: !!ok, known_gap: true, reference, details });
-  process.stdout.write(`${ok ? 'KNOWN GAP (not hit this run)' : 'KNOWN GAP'} [${item}] ${name}  ${reference}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 600)}\n`);
+  process.stdout.write(`${ok ? 'PASS (watched)' : 'KNOWN GAP'} [${item}] ${name}  ${reference}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 600)}\n`);
   return !!ok;
 }
+// Console behaviours this lane found wrong and that were fixed on 2026-11-30: timing-dependent
+// on a TCG guest, so they stay non-fatal (reported in full, every run) until they have held in CI.
+const WATCH = 'fixed 2026-11-30, watched (docs/test-135.md, Known gaps): ';
 const log = (s) => process.stdout.write(`  .. ${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const secs = (t0) => Math.round((Date.now() - t0) / 100) / 10;
@@ -560,8 +563,8 @@ async function main() {
   const B = report.sessions.main.barrier;
   check(3, 'barrier: input was in flight at the lock, some accepted and some refused, every event accounted for', accepted.length > 0 && refused.length > 0 && unaccounted.length === 0 && upto === ackUpto && accepted.every((s) => s <= upto), B);
   check(3, 'every event the console accepted was observed in the guest, and nothing else (serial)', acceptedUnseen.length === 0 && strangers === 0 && lastAcceptedSeenAt > 0, B);
-  knownGap(3, 'every accepted event was observed in the guest BEFORE Capture Desktop started', lastAcceptedSeenAt > 0 && lastAcceptedSeenAt <= captureAt + 50, B, '"drained" means flushed to the RDP socket, not processed by the guest (docs/test-135.md, Known gaps)');
-  knownGap(3, 'the captured frame (MCP capture_desktop) shows all of them: the guest\'s counters equal what it observed', !capMarker.error && capMarker.motions === serial.events(0).filter((e) => e.kind === 'motion').length && capMarker.keys === totalKeys(), B, 'CAPTURING starts before the guest has shown the drained input (docs/test-135.md, Known gaps)');
+  knownGap(3, 'every accepted event was observed in the guest BEFORE Capture Desktop started', lastAcceptedSeenAt > 0 && lastAcceptedSeenAt <= captureAt + 50, B, WATCH + 'the guest confirms it processed the drained input (Refresh Rect round trip) before CAPTURING');
+  knownGap(3, 'the captured frame (MCP capture_desktop) shows all of them: the guest\'s counters equal what it observed', !capMarker.error && capMarker.motions === serial.events(0).filter((e) => e.kind === 'motion').length && capMarker.keys === totalKeys(), B, WATCH + 'the screen must show no pixel change for --guest-settle-ms before CAPTURING');
   check(3, 'every concurrent or later event was refused PHASE_LOCKED (incl. after CAPTURING) and never observed in the guest', refused.every((r) => r.code === 'PHASE_LOCKED' && r.seq > upto) && refusedAfterCapturing > 0 && refusedSeen.length === 0, B);
   check(3, 'control channel: LOCKING → drained → READ_ONLY → CAPTURING', order.every((v, i) => v >= 0 && (i === 0 || v > order[i - 1])), { sequence: B.control_sequence });
 
@@ -581,7 +584,7 @@ async function main() {
     report.receipt = receipt && { ...receipt, grant_digest: redactDigest(receipt.grant_digest), vm_uuid: redactUuid(receipt.vm_uuid), evidence_head: redactDigest(receipt.evidence_head) };
     report.sessions.main.action = { outcome: receipt && receipt.outcome, events_sent: receipt && receipt.events_sent, seen_in_guest: ev.map((e) => e.kind + (e.kind === 'button' ? (e.down ? ' down' : ' up') : '')), buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
     check(4, 'one perform_action (official MCP SDK client): receipt executed, same event on the control channel, never observed more than once', receipt && receipt.outcome === 'executed' && ctlReceipt && ctlReceipt.event_id === receipt.event_id && btn.length <= 2 && keyEv.length === 0, report.sessions.main.action);
-    knownGap(4, 'the action is observed exactly once in the guest', btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700), report.sessions.main.action, 'the console tears RDP down right after sending the action; input the guest has not read yet can be lost (docs/test-135.md, Known gaps)');
+    knownGap(4, 'the action is observed exactly once in the guest', btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700), report.sessions.main.action, WATCH + 'after the action the console half-closes and waits for the guest to read it all');
     const secondRefused = (again.isError === true && ['ALREADY_ACTED', 'RUN_NOT_FOUND'].includes(againCode)) || !!again.thrown;
     check(4, 'a second perform_action is refused and observed zero times', secondRefused && btn.every((b) => b.x === 512 && b.y === 700), report.sessions.main.action);
     check(4, 'the receipt binds the grant, run, real VM and MCP tool', receipt && receipt.run === S.run && receipt.vm_name === VM.name && receipt.vm_uuid === VM.uuid && receipt.grant_digest === S.binding.grant_digest && receipt.mcp_tool === 'perform_action', { receipt: report.receipt });
@@ -642,13 +645,17 @@ async function main() {
     const c = await s.proc.waitFor((e) => e.event === 'closed', 10000).catch(() => null);
     const d = await destroyed;
     const destroyedAt = d.t;
-    const closeMs = c ? c.t_ms - t0 : null;
+    // Closed = the phase CLOSED (inert: no input, RDP down) — at once on the dropped connection;
+    // the `closed` line follows once libvirt has reported the stop (the cause it names).
+    const closedPhase = s.proc.events.find((e) => e.event === 'phase' && e.phase === 'CLOSED');
+    const closeMs = closedPhase ? closedPhase.t_ms - t0 : null;
+    const closedLineMs = c ? c.t_ms - t0 : null;
     await m.close();
     const end = await s.closed(15000);
     await sleep(200);
-    report.sessions.destroy = { phases: s.phases(), reason: c && c.reason, virsh_destroy_ms: destroyedAt - t0, virsh_error: d.err ? String(d.err.message).slice(0, 200) : null, closed_after_destroy_started_ms: closeMs, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
-    check(5, 'virsh destroy during REVIEWING closes the console within a second, run dir gone, no process left', c && ['VM_GONE', 'RDP_LOST'].includes(c.reason) && closeMs !== null && closeMs <= 1000 && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.destroy);
-    knownGap(5, 'the close reason after virsh destroy is VM_GONE', c && c.reason === 'VM_GONE', report.sessions.destroy, 'the RDP drop arrives before libvirt\'s lifecycle event and the first cause wins (docs/test-135.md, Known gaps)');
+    report.sessions.destroy = { phases: s.phases(), reason: c && c.reason, virsh_destroy_ms: destroyedAt - t0, virsh_error: d.err ? String(d.err.message).slice(0, 200) : null, closed_after_destroy_started_ms: closeMs, closed_line_after_destroy_started_ms: closedLineMs, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
+    check(5, 'virsh destroy during REVIEWING closes the console within a second (phase CLOSED), run dir gone, no process left', c && closeMs !== null && closeMs <= 1000 && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.destroy);
+    knownGap(5, 'the closed line names VM_GONE (libvirt reported the destroy; the RDP drop came first)', c && c.reason === 'VM_GONE', report.sessions.destroy, WATCH + 'the console waits up to 2.5 s for libvirt after an RDP drop');
   }
   serial.stop();
 
