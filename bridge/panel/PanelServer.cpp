@@ -239,6 +239,11 @@ void PanelServer::sendText(const QByteArray& message) {
     m_panel->sendTextMessage(QString::fromUtf8(message));
 }
 
+void PanelServer::flush() {
+  if (hasPanel())
+    m_panel->flush();
+}
+
 void PanelServer::sendBinary(const QByteArray& packet) {
   if (hasPanel())
     m_panel->sendBinaryMessage(packet);

@@ -33,6 +33,9 @@ public:
 
   bool hasPanel() const { return m_panel && m_authorized; }
   void sendText(const QByteArray& message);
+  // Hands what is queued to the socket now, for a message that must not wait for the event
+  // loop (the lock barrier's `drained`, sent before the console blocks on the guest sync).
+  void flush();
   void sendBinary(const QByteArray& packet);
   // Says bye (with the reason) and closes the panel connection; no new panel may follow.
   void closePanel(const QString& reason);

@@ -87,8 +87,10 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
       },
       m_options.guestSyncDeadline);
   connect(&m_barrier, &LockBarrier::drained, this, [this](quint64 upto) {
-    if (m_panel)
+    if (m_panel) {
       m_panel->sendText(panel::drained(upto));
+      m_panel->flush(); // now: the guest sync that follows blocks the event loop
+    }
     m_control->send(QStringLiteral("drained"), QJsonObject{{QStringLiteral("upto"), qint64(upto)}});
     record(QStringLiteral("drain"),
            QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
