@@ -59,3 +59,17 @@ export async function servePanelSite(mediaDir: string, page: () => string): Prom
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { server, port: (server.address() as AddressInfo).port };
 }
+
+/**
+ * Loads the panel page from `servePanelSite` with the VS Code webview host API stubbed (what
+ * the page posts to the host is kept in `window.__posted`) and waits for `webview_ready`.
+ */
+export async function openPanelPage(page: Page, sitePort: number): Promise<void> {
+  await page.addInitScript(() => {
+    const posted: unknown[] = [];
+    (window as unknown as { __posted: unknown[] }).__posted = posted;
+    (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({ postMessage: (m: unknown) => posted.push(m) });
+  });
+  await page.goto(`http://127.0.0.1:${sitePort}/`);
+  await page.waitForFunction(() => (window as unknown as { __posted: Array<{ type: string }> }).__posted.some((m) => m.type === 'webview_ready'));
+}

@@ -12,7 +12,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { renderPanelHtml } from '../../src/panelHtml';
 import type { ConnectInfo, Phase } from '../../shared/protocol';
-import { CHROMIUM_ARGS, servePanelSite } from '../browser';
+import { CHROMIUM_ARGS, openPanelPage, servePanelSite } from '../browser';
 import { encodeFrame, solidPng } from '../frames';
 import { PACKAGE_ROOT, waitFor } from '../helpers';
 
@@ -171,14 +171,7 @@ describe('webview in chromium against a stub console', () => {
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
-    // The VS Code webview host API, stubbed: records what the webview posts to the host.
-    await page.addInitScript(() => {
-      const posted: unknown[] = [];
-      (window as unknown as { __posted: unknown[] }).__posted = posted;
-      (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({ postMessage: (m: unknown) => posted.push(m) });
-    });
-    await page.goto(`http://127.0.0.1:${sitePort}/`);
-    await page.waitForFunction(() => (window as unknown as { __posted: Array<{ type: string }> }).__posted.some((m) => m.type === 'webview_ready'));
+    await openPanelPage(page, sitePort);
     const connect: ConnectInfo = {
       type: 'connect',
       wsUrl: `ws://127.0.0.1:${stub.port}`,

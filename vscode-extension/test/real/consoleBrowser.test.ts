@@ -18,7 +18,7 @@ import type { ConnectInfo, Phase } from '../../shared/protocol';
 import { waitFor } from '../helpers';
 import { PACKAGE_ROOT } from '../helpers';
 import { hex32 } from '../marker';
-import { canvasMarker, CHROMIUM_ARGS, servePanelSite } from '../browser';
+import { canvasMarker, CHROMIUM_ARGS, openPanelPage, servePanelSite } from '../browser';
 import { DemoGrant, exists, issueDemoGrant, privateDirs, RealConsole, requireBuild, TestGuest } from './rig';
 
 const CHROMIUM = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -94,13 +94,7 @@ describe('webview in chromium against the real console and the test guest', () =
         if (typeof f.payload === 'string') sent.push(JSON.parse(f.payload) as Record<string, unknown>);
       }),
     );
-    await page.addInitScript(() => {
-      const posted: unknown[] = [];
-      (window as unknown as { __posted: unknown[] }).__posted = posted;
-      (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({ postMessage: (m: unknown) => posted.push(m) });
-    });
-    await page.goto(`http://127.0.0.1:${sitePort}/`);
-    await page.waitForFunction(() => (window as unknown as { __posted: Array<{ type: string }> }).__posted.some((m) => m.type === 'webview_ready'));
+    await openPanelPage(page, sitePort);
     const info = await readGrantInfo(grant.path); // what the extension reads for hello
     const connect: ConnectInfo = {
       type: 'connect',
