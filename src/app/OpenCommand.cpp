@@ -35,7 +35,7 @@ int runOpen(const QStringList& arguments) {
       {QStringLiteral("auth-attempts"), QStringLiteral("Credential attempts before closing (default 3)."),
        QStringLiteral("n"), QStringLiteral("3")},
       {QStringLiteral("guest-settle-ms"),
-       QStringLiteral("After the lock, how long the guest's screen must show no update before Capture "
+       QStringLiteral("After the lock, how long the guest's screen must show no changed pixel before Capture "
                       "Desktop starts (default 200; raise it for slow, e.g. emulated, guests)."),
        QStringLiteral("ms"), QStringLiteral("200")},
       {QStringLiteral("guest-sync-timeout-ms"),

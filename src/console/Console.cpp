@@ -71,19 +71,16 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
         if (!m_rdp)
           return Status(Refusal::DrainFailed, QStringLiteral("no guest session"));
         const auto sync = m_rdp->syncWithGuest(deadline, m_options.guestSettleQuiet);
-        if (!sync.ok()) {
-          record(QStringLiteral("guest_sync"),
-                 QJsonObject{{QStringLiteral("result"), refusalName(sync.code())}});
-          return Status(sync.failure());
+        QJsonObject entry{
+            {QStringLiteral("result"), sync.ok() ? QStringLiteral("ok") : refusalName(sync.code())}};
+        if (sync.ok()) {
+          entry.insert(QStringLiteral("confirmed_by"),
+                       sync->answered ? QStringLiteral("refresh_rect") : QStringLiteral("quiet_period_only"));
+          entry.insert(QStringLiteral("settled"), sync->settled);
+          entry.insert(QStringLiteral("ms"), sync->elapsedMs);
         }
-        record(QStringLiteral("guest_sync"),
-               QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
-                           {QStringLiteral("confirmed_by"), sync->answered
-                                                                ? QStringLiteral("refresh_rect")
-                                                                : QStringLiteral("quiet_period_only")},
-                           {QStringLiteral("settled"), sync->settled},
-                           {QStringLiteral("ms"), sync->elapsedMs}});
-        return success();
+        record(QStringLiteral("guest_sync"), entry);
+        return sync.ok() ? success() : Status(sync.failure());
       },
       m_options.guestSyncDeadline);
   connect(&m_barrier, &LockBarrier::drained, this, [this](quint64 upto) {
@@ -236,8 +233,12 @@ Status Console::open() {
                      {QStringLiteral("signed"), m_grant.signed_}});
 
   m_watcher = std::make_unique<DomainWatcher>(*m_connection, m_grant.vm.uuid);
-  connect(m_watcher.get(), &DomainWatcher::domainGone, this,
-          [this](Refusal code, const QString& reason) { close(code, reason); });
+  connect(m_watcher.get(), &DomainWatcher::domainGone, this, [this](Refusal code, const QString& reason) {
+    if (m_tornDown) // closed on RDP_LOST and waiting for this verdict (awaitVmVerdict)
+      concludeVmVerdict(reason);
+    else
+      close(code, reason);
+  });
   if (Status watching = m_watcher->start(); !watching.ok())
     return fail(watching.failure());
 
@@ -347,8 +348,7 @@ void Console::onRdpFailed(const Failure& failure) {
   record(QStringLiteral("connect_failed"),
          QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
                      {QStringLiteral("attempt"), m_authAttempt},
-                     {QStringLiteral("credential_residue"),
-                      m_rdp ? residueToJson(m_rdp->credentialResidue()) : QJsonObject()}});
+                     {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
   // The failed session is finished; free it from the event loop, not inside its signal.
   if (m_rdp)
     m_rdp.release()->deleteLater();
@@ -487,9 +487,6 @@ void Console::teardown() {
 }
 
 void Console::awaitVmVerdict() {
-  disconnect(m_watcher.get(), &DomainWatcher::domainGone, this, nullptr);
-  connect(m_watcher.get(), &DomainWatcher::domainGone, this,
-          [this](Refusal, const QString& why) { concludeVmVerdict(why); });
   QTimer::singleShot(kVmVerdictWindow, this, [this] { concludeVmVerdict(QString()); });
   m_watcher->checkNow();
 }

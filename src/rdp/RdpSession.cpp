@@ -359,11 +359,10 @@ void RdpSession::run() {
     RdpSession* self;
     ~SignalDone() {
       {
-        std::lock_guard lock(self->m_doneMutex);
+        std::lock_guard lock(self->m_syncMutex);
         self->m_workerDone = true;
       }
-      self->m_doneCv.notify_all();
-      self->m_syncCv.notify_all(); // a waiting syncWithGuest() sees the session gone
+      self->m_syncCv.notify_all(); // finishGracefully() / syncWithGuest() see the session gone
     }
   } signalDone{this};
   freerdp* instance = m_context->instance;
@@ -510,8 +509,8 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
     ::shutdown(m_abortSocket, SHUT_WR); // FIN after every byte already written
   }
   // The worker keeps reading (and discarding into the GDI) until the guest closes.
-  std::unique_lock lock(m_doneMutex);
-  const bool closed = m_doneCv.wait_for(lock, bound, [this] { return m_workerDone; });
+  std::unique_lock lock(m_syncMutex);
+  const bool closed = m_syncCv.wait_for(lock, bound, [this] { return m_workerDone; });
   return {closed, clock.elapsed()};
 }
 
@@ -522,6 +521,7 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
   clock.start();
   const auto until = deadline.deadline<Clock>();
   GuestSync sync;
+  bool requested = true;
   {
     std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     std::lock_guard io(m_ioMutex);               // after every input written before us
@@ -546,11 +546,12 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
       // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
       const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
                               UINT16(corner.bottom())};
-      if (!m_context->update->RefreshRect(m_context, 1, &area)) {
-        m_settling = false;
-        return Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")};
-      }
+      requested = m_context->update->RefreshRect(m_context, 1, &area);
     }
+  }
+  if (!requested) {
+    stopSettling();
+    return Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")};
   }
   Outcome<GuestSync> result = awaitGuest(sync, until, quiet);
   stopSettling();
@@ -572,12 +573,14 @@ Outcome<RdpSession::GuestSync> RdpSession::awaitGuest(GuestSync sync,
                                                       std::chrono::steady_clock::time_point until,
                                                       std::chrono::milliseconds quiet) {
   using Clock = std::chrono::steady_clock;
-  const auto gone = [this] { return m_state != State::Connected || m_aborting; };
+  // m_workerDone is set under m_syncMutex before the notify: no wake-up is lost.
+  const auto gone = [this] { return m_workerDone || m_state != State::Connected || m_aborting; };
+  const Failure ended{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")};
   std::unique_lock lock(m_syncMutex);
   if (sync.refreshSupported) {
     m_syncCv.wait_until(lock, until, [&] { return m_syncAnswered || gone(); });
     if (gone())
-      return Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")};
+      return ended;
     if (!m_syncAnswered) {
       m_syncPending = false;
       return Failure{Refusal::DrainTimeout,
@@ -592,7 +595,9 @@ Outcome<RdpSession::GuestSync> RdpSession::awaitGuest(GuestSync sync,
       sync.settled = true;
       break;
     }
-    if (now >= until || gone())
+    if (gone())
+      return ended;
+    if (now >= until)
       break;
     m_syncCv.wait_until(lock, std::min(quietAt, until)); // woken early by each update
   }

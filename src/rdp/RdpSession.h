@@ -71,10 +71,10 @@ public:
   // slow guest (or QEMU's user networking) can still hold them, and Capture Desktop must not
   // start before the guest has shown them. The round trip: a Refresh Rect request for a
   // small corner of the desktop, which the guest's RDP server handles in order, after the
-  // input PDUs before it, and answers with an update of that corner. Then `quiet` without any
-  // update means the screen settled (not required: an animated desktop never settles).
-  // DRAIN_TIMEOUT if the guest does not answer by `deadline`, DRAIN_FAILED if the session is
-  // gone. A server that does not support Refresh Rect gets the quiet period only
+  // input PDUs before it, and answers with an update of that corner. Then `quiet` without a
+  // changed pixel means the screen settled (not required: an animated desktop never settles).
+  // DRAIN_TIMEOUT if the guest does not answer by `deadline`, DRAIN_FAILED if the session
+  // ends. A server that does not support Refresh Rect gets the quiet period only
   // (refreshSupported false). Main thread; blocks (the worker keeps processing updates).
   struct GuestSync {
     bool refreshSupported = false;
@@ -133,9 +133,12 @@ private:
   void drainPending(); // main thread
   void postToMain(std::function<void()> fn);
   void scrubCredentialResidue(); // worker, once freerdp_connect has returned
-  void adoptSocket(int fd);      // worker: FreeRDP connected its socket
-  void shutdownSocket();         // any thread: wakes FreeRDP out of any blocking read
-  void closeSocket();            // after the worker is gone
+  Outcome<GuestSync> awaitGuest(GuestSync sync, std::chrono::steady_clock::time_point until,
+                                std::chrono::milliseconds quiet); // main thread, no lock held
+  void stopSettling();                                            // main thread, takes m_ioMutex
+  void adoptSocket(int fd);                                       // worker: FreeRDP connected its socket
+  void shutdownSocket(); // any thread: wakes FreeRDP out of any blocking read
+  void closeSocket();    // after the worker is gone
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;
@@ -145,10 +148,12 @@ private:
   std::atomic<bool> m_timedOut{false};
   std::atomic<bool> m_halfClosed{false}; // finishGracefully(): the guest's close is expected
 
-  // syncWithGuest(): the corner asked for, whether an update of it has come back, and when
-  // the last update of any kind came (written in the worker's EndPaint).
+  // syncWithGuest(): the corner asked for, whether an update of it has come back, and when a
+  // pixel last changed (written in the worker's EndPaint). m_workerDone: set by the worker as
+  // its last act on any path, for finishGracefully()'s and syncWithGuest()'s bounded waits.
   std::mutex m_syncMutex; // a leaf
   std::condition_variable m_syncCv;
+  bool m_workerDone = false;
   QRect m_syncRect;
   bool m_syncPending = false;
   bool m_syncAnswered = false;
@@ -159,14 +164,6 @@ private:
   bool m_settling = false;
   QSize m_settleSize;
   std::vector<uchar> m_settleSnapshot;
-  void stopSettling(); // main thread, takes m_ioMutex
-  Outcome<GuestSync> awaitGuest(GuestSync sync, std::chrono::steady_clock::time_point until,
-                                std::chrono::milliseconds quiet); // main thread, no lock held
-
-  // Set by the worker as its last act (any path), for finishGracefully()'s bounded wait.
-  std::mutex m_doneMutex;
-  std::condition_variable m_doneCv;
-  bool m_workerDone = false;
   std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
 
   mutable std::mutex m_lifecycleMutex; // m_context and m_worker lifetime
