@@ -19,7 +19,7 @@ struct ConsoleOptions {
   int maxAuthAttempts = 3;
   std::chrono::milliseconds drainDeadline{2000};
   // After the drain, before Capture Desktop: the guest must confirm it processed the input
-  // within guestSyncDeadline, then gets up to that same deadline to show no update for
+  // within guestSyncDeadline, then gets up to that same deadline to show no changed pixel for
   // guestSettleQuiet (RdpSession::syncWithGuest).
   std::chrono::milliseconds guestSyncDeadline{5000};
   std::chrono::milliseconds guestSettleQuiet{200};
