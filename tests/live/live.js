@@ -40,17 +40,6 @@ function check(item, name, ok, details = {}) {
   process.stdout.write(`${ok ? 'PASS' : 'FAIL'} [${item}] ${name}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 900)}\n`);
   return !!ok;
 }
-// A known gap: a console behaviour this lane found wrong and docs/test-135.md ("Known gaps")
-// records. It runs every time and is reported in full, but does not fail the lane until the
-// console is fixed; when it passes the line says so (some gaps are timing-dependent).
-function knownGap(item, name, ok, details, reference) {
-  results.push({ item, name, ok: !!ok, known_gap: true, reference, details });
-  process.stdout.write(`${ok ? 'PASS (watched)' : 'KNOWN GAP'} [${item}] ${name}  ${reference}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 600)}\n`);
-  return !!ok;
-}
-// Console behaviours this lane found wrong and that were fixed on 2026-11-30: timing-dependent
-// on a TCG guest, so they stay non-fatal (reported in full, every run) until they have held in CI.
-const WATCH = 'fixed 2026-11-30, watched (docs/test-135.md, Known gaps): ';
 const log = (s) => process.stdout.write(`  .. ${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const secs = (t0) => Math.round((Date.now() - t0) / 100) / 10;
@@ -563,8 +552,8 @@ async function main() {
   const B = report.sessions.main.barrier;
   check(3, 'barrier: input was in flight at the lock, some accepted and some refused, every event accounted for', accepted.length > 0 && refused.length > 0 && unaccounted.length === 0 && upto === ackUpto && accepted.every((s) => s <= upto), B);
   check(3, 'every event the console accepted was observed in the guest, and nothing else (serial)', acceptedUnseen.length === 0 && strangers === 0 && lastAcceptedSeenAt > 0, B);
-  knownGap(3, 'every accepted event was observed in the guest BEFORE Capture Desktop started', lastAcceptedSeenAt > 0 && lastAcceptedSeenAt <= captureAt + 50, B, WATCH + 'the guest confirms it processed the drained input (Refresh Rect round trip) before CAPTURING');
-  knownGap(3, 'the captured frame (MCP capture_desktop) shows all of them: the guest\'s counters equal what it observed', !capMarker.error && capMarker.motions === serial.events(0).filter((e) => e.kind === 'motion').length && capMarker.keys === totalKeys(), B, WATCH + 'the screen must show no pixel change for --guest-settle-ms before CAPTURING');
+  check(3, 'every accepted event was observed in the guest BEFORE Capture Desktop started', lastAcceptedSeenAt > 0 && lastAcceptedSeenAt <= captureAt + 50, B);
+  check(3, 'the captured frame (MCP capture_desktop) shows all of them: the guest\'s counters equal what it observed', !capMarker.error && capMarker.motions === serial.events(0).filter((e) => e.kind === 'motion').length && capMarker.keys === totalKeys(), B);
   check(3, 'every concurrent or later event was refused PHASE_LOCKED (incl. after CAPTURING) and never observed in the guest', refused.every((r) => r.code === 'PHASE_LOCKED' && r.seq > upto) && refusedAfterCapturing > 0 && refusedSeen.length === 0, B);
   check(3, 'control channel: LOCKING → drained → READ_ONLY → CAPTURING', order.every((v, i) => v >= 0 && (i === 0 || v > order[i - 1])), { sequence: B.control_sequence });
 
@@ -584,7 +573,7 @@ async function main() {
     report.receipt = receipt && { ...receipt, grant_digest: redactDigest(receipt.grant_digest), vm_uuid: redactUuid(receipt.vm_uuid), evidence_head: redactDigest(receipt.evidence_head) };
     report.sessions.main.action = { outcome: receipt && receipt.outcome, events_sent: receipt && receipt.events_sent, seen_in_guest: ev.map((e) => e.kind + (e.kind === 'button' ? (e.down ? ' down' : ' up') : '')), buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
     check(4, 'one perform_action (official MCP SDK client): receipt executed, same event on the control channel, never observed more than once', receipt && receipt.outcome === 'executed' && ctlReceipt && ctlReceipt.event_id === receipt.event_id && btn.length <= 2 && keyEv.length === 0, report.sessions.main.action);
-    knownGap(4, 'the action is observed exactly once in the guest', btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700), report.sessions.main.action, WATCH + 'after the action the console half-closes and waits for the guest to read it all');
+    check(4, 'the action is observed exactly once in the guest', btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700), report.sessions.main.action);
     const secondRefused = (again.isError === true && ['ALREADY_ACTED', 'RUN_NOT_FOUND'].includes(againCode)) || !!again.thrown;
     check(4, 'a second perform_action is refused and observed zero times', secondRefused && btn.every((b) => b.x === 512 && b.y === 700), report.sessions.main.action);
     check(4, 'the receipt binds the grant, run, real VM and MCP tool', receipt && receipt.run === S.run && receipt.vm_name === VM.name && receipt.vm_uuid === VM.uuid && receipt.grant_digest === S.binding.grant_digest && receipt.mcp_tool === 'perform_action', { receipt: report.receipt });
@@ -655,7 +644,7 @@ async function main() {
     await sleep(200);
     report.sessions.destroy = { phases: s.phases(), reason: c && c.reason, virsh_destroy_ms: destroyedAt - t0, virsh_error: d.err ? String(d.err.message).slice(0, 200) : null, closed_after_destroy_started_ms: closeMs, closed_line_after_destroy_started_ms: closedLineMs, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
     check(5, 'virsh destroy during REVIEWING closes the console within a second (phase CLOSED), run dir gone, no process left', c && closeMs !== null && closeMs <= 1000 && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.destroy);
-    knownGap(5, 'the closed line names VM_GONE (libvirt reported the destroy; the RDP drop came first)', c && c.reason === 'VM_GONE', report.sessions.destroy, WATCH + 'the console waits up to 2.5 s for libvirt after an RDP drop');
+    check(5, 'the closed line names VM_GONE (libvirt reported the destroy; the RDP drop came first)', c && c.reason === 'VM_GONE', report.sessions.destroy);
   }
   serial.stop();
 
@@ -687,12 +676,11 @@ async function finish(error) {
   await Promise.all(spawned.map((p) => p.waitExit(5000)));
   for (const p of spawned) if (!p.exit) p.kill('SIGKILL');
   const passed = results.filter((r) => r.ok).length;
-  const gaps = results.filter((r) => r.known_gap && !r.ok).length;
-  const failed = results.length - passed - gaps;
+  const failed = results.length - passed;
   report.finished_at = new Date().toISOString();
   report.timings_s.proofs = secs(started);
   if (process.env.GC_LIVE_IMAGE_S) report.timings_s.image = Number(process.env.GC_LIVE_IMAGE_S);
-  report.summary = { passed, failed, known_gaps_hit: gaps };
+  report.summary = { passed, failed };
   report.retained = 'redacted identities, transitions, counts, refusal codes, receipt, cleanup; no screenshot, credential, frame or event payload';
   const json = JSON.stringify(report, null, 2)
     .replace(/\b[0-9a-fA-F]{64}\b/g, (h) => redactDigest(h))
@@ -700,7 +688,7 @@ async function finish(error) {
   if (json.includes(SENTINEL_PW) || json.includes(TYPED) || json.includes(ntHashHex(SENTINEL_PW))) throw new Error('the report would contain a secret or the typed text');
   fs.mkdirSync(ARTIFACTS, { recursive: true, mode: 0o700 });
   fs.writeFileSync(REPORT, json + '\n', { mode: 0o600 });
-  process.stdout.write(`report: ${REPORT} (proofs ${report.timings_s.proofs} s)\n${passed} passed, ${failed} failed${gaps ? `, ${gaps} known gap(s) hit (reported above, docs/test-135.md)` : ''}\n`);
+  process.stdout.write(`report: ${REPORT} (proofs ${report.timings_s.proofs} s)\n${passed} passed, ${failed} failed\n`);
   process.exit(failed ? 1 : 0);
 }
 
