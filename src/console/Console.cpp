@@ -477,10 +477,11 @@ void Console::teardown() {
            QJsonObject{{QStringLiteral("guest_closed_after_reading"), finish.confirmed},
                        {QStringLiteral("ms"), finish.elapsedMs}});
   }
-  if (m_rdp)
-    m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
+  // Frames first: the session zeroes the pooled frames nobody holds any more.
   m_pipeline.wipe();
   m_frame = QImage();
+  if (m_rdp)
+    m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
   if (reason.code == Refusal::RdpLost && m_watcher && !m_watcher->hasFired())
     return awaitVmVerdict(); // the console is already inert: CLOSED, RDP down, buffers wiped
   finishTeardown(reason);

@@ -13,8 +13,9 @@ class RdpSession;
 struct RdpContext {
   rdpClientContext common;
   RdpSession* session;
-  pTransportRWFkt originalWritePdu; // FreeRDP's own, wrapped to trace PDU order
-  pTCPConnect originalTcpConnect;   // FreeRDP's own, wrapped to keep a handle for abort()
+  pTransportRWFkt originalWritePdu;   // FreeRDP's own, wrapped to trace PDU order
+  pTCPConnect originalTcpConnect;     // FreeRDP's own, wrapped to keep a handle for abort()
+  pSurfaceFrameMarker gdiFrameMarker; // FreeRDP GDI's, chained after ours (frame boundaries)
 };
 
 } // namespace gc

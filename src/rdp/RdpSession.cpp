@@ -10,6 +10,7 @@
 #include <QMetaObject>
 #include <QThread>
 #include <QTimer>
+#include <QVarLengthArray>
 
 #include <freerdp/client.h>
 #include <freerdp/error.h>
@@ -168,7 +169,22 @@ struct RdpCallbacks {
     update->BeginPaint = &beginPaint;
     update->EndPaint = &endPaint;
     update->DesktopResize = &desktopResize;
+    reinterpret_cast<RdpContext*>(instance->context)->gdiFrameMarker = update->SurfaceFrameMarker;
+    update->SurfaceFrameMarker = &surfaceFrameMarker;
     return TRUE;
+  }
+
+  // The server's frame boundaries (MS-RDPBCGR 2.2.9.2.3): hold a frame's updates back until
+  // its end, then chain to FreeRDP's GDI handler (it sends the frame acknowledgement).
+  static BOOL surfaceFrameMarker(rdpContext* context, const SURFACE_FRAME_MARKER* marker) {
+    RdpSession* self = sessionOf(context);
+    if (marker->frameAction == SURFACECMD_FRAMEACTION_BEGIN) {
+      self->m_frames.beginFrame();
+    } else if (marker->frameAction == SURFACECMD_FRAMEACTION_END && self->m_frames.endFrame()) {
+      self->postToMain([self] { self->handOutFrame(); });
+    }
+    const pSurfaceFrameMarker chained = reinterpret_cast<RdpContext*>(context)->gdiFrameMarker;
+    return chained ? chained(context, marker) : TRUE;
   }
 
   static void postDisconnect(freerdp* instance) { gdi_free(instance); }
@@ -184,7 +200,8 @@ struct RdpCallbacks {
   }
 
   // Runs on the worker inside FreeRDP's update processing: the only place the GDI buffer
-  // is read. Copies each dirty rectangle into its own image (deep copy) for the main thread.
+  // is read. The dirty rectangles go into the session's frame pool (DesktopFrames), which
+  // copies only the pixels that changed.
   static BOOL endPaint(rdpContext* context) {
     rdpGdi* gdi = context->gdi;
     if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
@@ -193,46 +210,29 @@ struct RdpCallbacks {
     if (hwnd->invalid->null || hwnd->ninvalid <= 0)
       return TRUE;
     RdpSession* self = sessionOf(context);
-    const QRect desktop(0, 0, int(gdi->width), int(gdi->height));
     QRect syncRect;
     {
       std::lock_guard lock(self->m_syncMutex);
       if (self->m_syncPending)
         syncRect = self->m_syncRect;
     }
+    QVarLengthArray<QRect, 16> rects;
     bool answered = false;
-    bool changed = false;
-    const qsizetype stride = qsizetype(gdi->stride);
-    if (self->m_settling && self->m_settleSize != desktop.size()) {
-      self->m_settleSize = desktop.size();
-      self->m_settleSnapshot.assign(gdi->primary_buffer, gdi->primary_buffer + stride * desktop.height());
-      changed = true;
-    }
     for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
       const GDI_RGN& r = hwnd->cinvalid[i];
-      const QRect rect = QRect(r.x, r.y, r.w, r.h).intersected(desktop);
-      if (rect.isEmpty())
-        continue;
-      QImage tile(rect.size(), QImage::Format_RGB32);
-      const qsizetype rowBytes = qsizetype(rect.width()) * 4;
-      for (int row = 0; row < rect.height(); ++row) {
-        const qsizetype offset = qsizetype(rect.y() + row) * stride + qsizetype(rect.x()) * 4;
-        const BYTE* src = gdi->primary_buffer + offset;
-        std::memcpy(tile.scanLine(row), src, std::size_t(rowBytes));
-        if (self->m_settling &&
-            std::memcmp(self->m_settleSnapshot.data() + offset, src, std::size_t(rowBytes))) {
-          std::memcpy(self->m_settleSnapshot.data() + offset, src, std::size_t(rowBytes));
-          changed = true;
-        }
-      }
-      self->queuePending({rect, std::move(tile)});
-      answered = answered || rect.intersects(syncRect);
+      rects.append(QRect(r.x, r.y, r.w, r.h));
+      answered = answered || rects.last().intersects(syncRect);
     }
     hwnd->invalid->null = TRUE;
     hwnd->ninvalid = 0;
+    const DesktopFrames::Absorbed absorbed = self->m_frames.absorb(
+        gdi->primary_buffer, qsizetype(gdi->stride), QSize(int(gdi->width), int(gdi->height)),
+        std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
+    if (absorbed.firstPending)
+      self->postToMain([self] { self->handOutFrame(); });
     {
       std::lock_guard lock(self->m_syncMutex);
-      if (changed)
+      if (absorbed.changed)
         self->m_lastChange = std::chrono::steady_clock::now();
       if (answered && self->m_syncPending) {
         self->m_syncPending = false;
@@ -249,7 +249,9 @@ struct RdpCallbacks {
     const UINT32 h = freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight);
     if (!gdi_resize(context->gdi, w, h))
       return FALSE;
-    sessionOf(context)->queuePending({QRect(0, 0, int(w), int(h)), QImage()});
+    RdpSession* self = sessionOf(context);
+    if (self->m_frames.resize(QSize(int(w), int(h))))
+      self->postToMain([self] { self->handOutFrame(); });
     return TRUE;
   }
 };
@@ -389,11 +391,7 @@ void RdpSession::run() {
 
   const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
   m_state = State::Connected;
-  postToMain([this, desktop] {
-    m_mirror = QImage(desktop, QImage::Format_RGB32);
-    m_mirror.fill(Qt::black);
-    emit connected(desktop);
-  });
+  postToMain([this, desktop] { emit connected(desktop); });
 
   QString reason;
   std::optional<WLogRouter::ExpectedErrors> expected; // once half-closed: the guest's EOF is the plan
@@ -417,6 +415,8 @@ void RdpSession::run() {
           QString::fromUtf8(error ? freerdp_get_last_error_name(error) : "the server closed the connection");
       break;
     }
+    if (m_frames.releaseOverdue())
+      postToMain([this] { handOutFrame(); });
   }
 
   m_state = State::Finished;
@@ -530,11 +530,6 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
     const QRect desktop(0, 0, int(m_context->gdi->width), int(m_context->gdi->height));
     const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
     sync.refreshSupported = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
-    const rdpGdi* gdi = m_context->gdi;
-    m_settling = true;
-    m_settleSize = desktop.size();
-    m_settleSnapshot.assign(gdi->primary_buffer,
-                            gdi->primary_buffer + qsizetype(gdi->stride) * desktop.height());
     {
       std::lock_guard lock(m_syncMutex);
       m_syncRect = corner;
@@ -549,24 +544,12 @@ Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline
       requested = m_context->update->RefreshRect(m_context, 1, &area);
     }
   }
-  if (!requested) {
-    stopSettling();
+  if (!requested)
     return Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")};
-  }
   Outcome<GuestSync> result = awaitGuest(sync, until, quiet);
-  stopSettling();
   if (result.ok())
     result.value().elapsedMs = clock.elapsed();
   return result;
-}
-
-void RdpSession::stopSettling() {
-  std::lock_guard io(m_ioMutex);
-  m_settling = false;
-  if (!m_settleSnapshot.empty())
-    explicit_bzero(m_settleSnapshot.data(), m_settleSnapshot.size()); // guest pixels
-  m_settleSnapshot.clear();
-  m_settleSnapshot.shrink_to_fit();
 }
 
 Outcome<RdpSession::GuestSync> RdpSession::awaitGuest(GuestSync sync,
@@ -616,7 +599,8 @@ void RdpSession::freeContext() {
     freerdp_client_context_free(m_context);
     m_context = nullptr;
   }
-  closeSocket(); // the worker is gone (joined or detached) or never ran
+  closeSocket();   // the worker is gone (joined or detached) or never ran
+  m_frames.wipe(); // zeroes the frames nobody holds any more (holders drop theirs first)
 }
 
 void RdpSession::adoptSocket(int fd) {
@@ -659,43 +643,12 @@ void RdpSession::postToMain(std::function<void()> fn) {
       Qt::QueuedConnection);
 }
 
-void RdpSession::queuePending(PendingOp op) {
-  std::lock_guard guard(m_pendingMutex);
-  m_pending.append(std::move(op));
-  if (!m_drainPosted) {
-    m_drainPosted = true;
-    postToMain([this] { drainPending(); });
-  }
-}
-
-void RdpSession::drainPending() {
-  QList<PendingOp> ops;
-  {
-    std::lock_guard guard(m_pendingMutex);
-    ops.swap(m_pending);
-    m_drainPosted = false;
-  }
-  QList<QRect> dirty;
-  const auto flush = [&] {
-    if (!dirty.isEmpty())
-      emit frameUpdated(FrameUpdate{m_mirror, std::exchange(dirty, {}), ++m_serial});
-  };
-  for (const PendingOp& op : ops) {
-    if (op.image.isNull()) { // a desktop resize
-      flush();
-      m_mirror = QImage(op.rect.size(), QImage::Format_RGB32);
-      m_mirror.fill(Qt::black);
-      emit desktopResized(op.rect.size());
-      continue;
-    }
-    const QRect rect = op.rect.intersected(m_mirror.rect());
-    // bits() detaches the mirror if a receiver still holds the previous snapshot.
-    for (int row = 0; row < rect.height(); ++row)
-      std::memcpy(m_mirror.scanLine(rect.y() + row) + qsizetype(rect.x()) * 4, op.image.constScanLine(row),
-                  std::size_t(rect.width()) * 4);
-    dirty.append(rect);
-  }
-  flush();
+void RdpSession::handOutFrame() {
+  DesktopFrames::Taken taken = m_frames.take();
+  if (taken.resized)
+    emit desktopResized(*taken.resized);
+  if (!taken.frame.isNull())
+    emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
 }
 
 Status RdpSession::sendKey(quint16 scancode, bool down) {

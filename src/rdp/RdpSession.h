@@ -5,17 +5,19 @@
 // FreeRDP callbacks (RdpSession.cpp) recover `this` from RdpContext and run on the worker.
 // Input (sendKey/sendPointer) may be called from the main thread (only the input gate does);
 // it is serialized with the event loop by m_ioMutex.
-// Lock order: m_lifecycleMutex, then m_ioMutex, then m_pendingMutex (never the reverse);
-// m_socketMutex is a leaf (nothing is locked while holding it).
+// Lock order: m_lifecycleMutex, then m_ioMutex (never the reverse); m_socketMutex,
+// m_syncMutex and the frame pool's mutex are leaves (nothing is locked while holding one).
 //
 // Frames: the live GDI buffer is only touched on the worker, inside FreeRDP's EndPaint.
-// There the dirty rectangles are copied into small tile images, which the main thread
-// applies to its own mirror image; FrameUpdate hands out the mirror implicitly shared, so
-// the next write detaches (copy-on-write) and a receiver's snapshot never changes.
+// There the dirty rectangles are compared with, and copied into, a pooled full-desktop frame
+// that nobody else holds (DesktopFrames); the main thread hands that frame out implicitly
+// shared and it is not written again while anyone holds it, so a receiver's snapshot never
+// changes. An update that changes no pixel is not handed out at all.
 #pragma once
 
 #include "common/Outcome.h"
 #include "privacy/ResidueScrubber.h"
+#include "rdp/DesktopFrames.h"
 #include "rdp/FrameUpdate.h"
 #include "rdp/RdpConfig.h"
 
@@ -30,7 +32,6 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 struct rdp_context;
 
@@ -119,23 +120,16 @@ signals:
 private:
   friend struct RdpCallbacks;
 
-  struct PendingOp {
-    QRect rect;   // a tile's place, or (0,0,w,h) of a resize
-    QImage image; // null for a resize
-  };
-
   void run(); // worker thread
   Failure classifyConnectFailure() const;
   void freeContext();
   void reapWorker();
-  // Worker → main thread: queue a tile/resize and make sure one drain is posted.
-  void queuePending(PendingOp op);
-  void drainPending(); // main thread
+  // Main thread: emits what the frame pool has (posted by the worker once per batch).
+  void handOutFrame();
   void postToMain(std::function<void()> fn);
   void scrubCredentialResidue(); // worker, once freerdp_connect has returned
   Outcome<GuestSync> awaitGuest(GuestSync sync, std::chrono::steady_clock::time_point until,
                                 std::chrono::milliseconds quiet); // main thread, no lock held
-  void stopSettling();                                            // main thread, takes m_ioMutex
   void adoptSocket(int fd);                                       // worker: FreeRDP connected its socket
   void shutdownSocket(); // any thread: wakes FreeRDP out of any blocking read
   void closeSocket();    // after the worker is gone
@@ -157,13 +151,9 @@ private:
   QRect m_syncRect;
   bool m_syncPending = false;
   bool m_syncAnswered = false;
-  std::chrono::steady_clock::time_point m_lastChange; // the last update that changed a pixel
-  // While settling (guarded by m_ioMutex): the desktop as of the sync's start, kept current by
-  // EndPaint, so an update that repaints the same pixels (some servers resend a static screen
-  // all the time) does not count as a change. Wiped when the sync ends.
-  bool m_settling = false;
-  QSize m_settleSize;
-  std::vector<uchar> m_settleSnapshot;
+  // The last update that changed a pixel: an update that repaints the same pixels (some
+  // servers resend a static screen all the time) does not count (DesktopFrames compares).
+  std::chrono::steady_clock::time_point m_lastChange;
   std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
 
   mutable std::mutex m_lifecycleMutex; // m_context and m_worker lifetime
@@ -187,9 +177,7 @@ private:
   quint8 m_sentButtons = 0;
   int m_sentX = -1, m_sentY = -1;
 
-  std::mutex m_pendingMutex;
-  QList<PendingOp> m_pending;
-  bool m_drainPosted = false;
+  DesktopFrames m_frames; // written by the worker's EndPaint, taken on the main thread
 
   // The password's UTF-8 and UTF-16LE forms, kept (locked, dump-excluded) only until the
   // worker has scrubbed FreeRDP's copies of them after the login; the report it left.
@@ -197,9 +185,7 @@ private:
   SecureBuffer m_residueUtf16;
   ScrubReport m_residue;
 
-  // Main thread only.
-  QImage m_mirror;
-  quint64 m_serial = 0;
+  quint64 m_serial = 0; // main thread only
 };
 
 } // namespace gc

@@ -1,0 +1,83 @@
+// The desktop as handed out of the RDP worker: a small pool of full-desktop frames that are
+// reused, never reallocated per update.
+//
+// Threads: absorb() and resize() run on the RDP worker inside FreeRDP's EndPaint /
+// DesktopResize (the only place the GDI buffer may be read); take() runs on the main thread;
+// wipe() on any thread. One mutex (a leaf) guards the pool; the worker holds it only while it
+// copies the rectangles of one update.
+//
+// Why a pool: a frame handed out (take()) is implicitly shared and immutable — the pipeline,
+// the encoder thread and the capture may hold it for a while. Detaching on the next write
+// (the old design) allocated and copied 8 MB per 1080p update, and freshly allocated frames
+// cost page faults and page clearing on top. Here a frame is written again only once nobody
+// else holds it (refcount 1); it is first brought up to date from the newest frame with just
+// the rectangles it missed ("stale"), then the update's rectangles are compared row by row
+// with what it shows and copied where they differ. Updates that repaint unchanged pixels (a
+// server resending a static screen) therefore produce no damage and no hand-over at all.
+#pragma once
+
+#include <QImage>
+#include <QList>
+#include <QRect>
+#include <QSize>
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <span>
+
+namespace gc {
+
+class DesktopFrames {
+public:
+  struct Absorbed {
+    bool changed = false;      // some pixel differs from the newest frame handed out
+    bool firstPending = false; // nothing was pending before: the caller posts one take()
+  };
+  struct Taken {
+    QImage frame;                 // null when nothing changed since the last take()
+    QList<QRect> dirty;           // where `frame` differs from the previous frame taken
+    std::optional<QSize> resized; // the desktop was resized before `frame` (emit first)
+  };
+
+  // Worker: FreeRDP's GDI buffer (32 bpp, BGRX) after an update, and the rectangles it reported.
+  Absorbed absorb(const uchar* gdi, qsizetype stride, QSize desktop, std::span<const QRect> rects);
+  // Worker: the desktop changed size; every frame is dropped, the next absorb() is a full frame.
+  bool resize(QSize desktop); // returns firstPending
+  // Worker: the server's Surface Frame Markers. Between begin and end nothing is handed out,
+  // so the panel never gets half of a frame (a full-screen frame arrives as many PDUs). A frame
+  // left open longer than kFrameHold is handed out anyway (a server that never ends it).
+  void beginFrame();
+  bool endFrame();       // returns firstPending
+  bool releaseOverdue(); // worker, between events; returns firstPending
+  // Main thread: the newest frame if anything changed, with the damage since the last take().
+  Taken take();
+  // Any thread: zeroes every frame nobody else holds and forgets them all (privacy on close).
+  void wipe();
+
+  // For tests and bytesHeld accounting.
+  int poolSize() const;
+  qint64 bytesHeld() const;
+
+private:
+  struct Slot {
+    QImage image;
+    QList<QRect> stale; // changed in the newest frame since this one was current
+  };
+  int pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop); // -1: no frame available
+  static void addRect(QList<QRect>& list, const QRect& rect);
+  bool holding() const; // inside a marked frame, not yet overdue (m_mutex held)
+  bool markPending();   // damage is ready to hand out (m_mutex held); returns firstPending
+
+  mutable std::mutex m_mutex;
+  QList<Slot> m_slots;
+  int m_current = -1;    // the newest frame handed out by take()
+  int m_building = -1;   // the frame absorb() writes; handed out by the next take()
+  QList<QRect> m_damage; // changed in m_building since it was picked
+  std::optional<QSize> m_resized;
+  bool m_pending = false; // a take() is due
+  bool m_inFrame = false;
+  std::chrono::steady_clock::time_point m_frameBegan;
+};
+
+} // namespace gc
