@@ -52,13 +52,26 @@ bool parseAddress(QByteArrayView hex, QByteArray* address) {
 }
 
 QByteArray readProc(const QString& path, bool* ok) {
+  *ok = false;
   QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
-    *ok = false;
+  if (!file.open(QIODevice::ReadOnly | QIODevice::Unbuffered))
     return {};
+  // In chunks: QIODevice::read(max) on a file of unknown size reserves `max` up front (a
+  // 64 MB allocation that also raised glibc's mmap threshold for the rest of the process).
+  QByteArray data;
+  char chunk[16 * 1024];
+  for (;;) {
+    const qint64 n = file.read(chunk, sizeof chunk);
+    if (n < 0)
+      return {};
+    if (n == 0)
+      break;
+    if (data.size() + n > kMaxProcBytes)
+      return {}; // never parse a truncated table: a listener could be missed
+    data.append(chunk, n);
   }
   *ok = true;
-  return file.read(kMaxProcBytes);
+  return data;
 }
 
 } // namespace
