@@ -4,7 +4,8 @@
 // QEMU guest (type='qemu', TCG) behind exactly one loopback hostfwd. Runs inside the private
 // mount + network namespace tests/live/ns sets up (libvirtd already up on qemu:///system).
 // Inside the guest an observer reports every key and pointer event it receives on the serial
-// console and draws its counters as a cell marker (tests/live/guest/observer.c).
+// console and draws its counters as a cell marker (tests/live/guest/observer.c). Proof 2 runs
+// once more through the real VS Code (code-server + the packaged extension in chromium).
 // Writes ONE redacted report, $GC_ARTIFACTS_DIR/live-report.json. Ends "N passed, M failed".
 const fs = require('fs');
 const net = require('net');
