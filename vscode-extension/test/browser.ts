@@ -18,8 +18,8 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** The canvas' pixels, read in the page and decoded here. */
-export async function canvasMarker(frame: { evaluate: Page['evaluate'] }): Promise<number | undefined> {
+/** The panel canvas' pixels (RGBA, the desktop's own resolution), read in the page. */
+export async function canvasImage(frame: { evaluate: Page['evaluate'] }): Promise<RgbaImage | undefined> {
   const shot = await frame.evaluate(() => {
     const canvas = document.getElementById('screen') as HTMLCanvasElement | null;
     const ctx = canvas?.getContext('2d');
@@ -29,8 +29,13 @@ export async function canvasMarker(frame: { evaluate: Page['evaluate'] }): Promi
     for (let i = 0; i < data.length; i += 0x8000) bin += String.fromCharCode(...data.subarray(i, i + 0x8000));
     return { w: canvas.width, h: canvas.height, b64: btoa(bin) };
   });
-  if (!shot) return undefined;
-  return findMarker(new RgbaImage(shot.w, shot.h, Buffer.from(shot.b64, 'base64')));
+  return shot && new RgbaImage(shot.w, shot.h, Buffer.from(shot.b64, 'base64'));
+}
+
+/** The test guest's marker on the panel canvas. */
+export async function canvasMarker(frame: { evaluate: Page['evaluate'] }): Promise<number | undefined> {
+  const img = await canvasImage(frame);
+  return img && findMarker(img);
 }
 
 

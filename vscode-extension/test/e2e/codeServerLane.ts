@@ -1,0 +1,323 @@
+// A real VS Code for end-to-end tests: code-server 4.100.3 (VS Code 1.100.3, installed by
+// scripts/install-code-server into a cache outside the repository) with the packaged .vsix
+// installed, driven in headless Debian chromium. Shared by the extension's e2e test
+// (codeServer.test.ts, against the test guest) and the live lane (tests/live/live.js,
+// against a real libvirt/QEMU guest): both open a grant from the command palette, answer
+// the sign-in boxes and work inside the webview (iframe.webview > #active-frame).
+// Not a test file itself (no `.test.js`): scripts/test does not run it.
+import { ChildProcess, execFile, spawn, spawnSync } from 'child_process';
+import { promises as fs } from 'fs';
+import * as net from 'net';
+import * as path from 'path';
+import { promisify } from 'util';
+import { chromium, type BrowserContext, type Frame, type Page } from 'playwright-core';
+import { LineSplitter } from '../../src/ConsoleProcess';
+import { CHROMIUM_ARGS } from '../browser';
+import { PACKAGE_ROOT, waitFor } from '../helpers';
+
+const run = promisify(execFile);
+
+/** code-server's path ($GC_CODE_SERVER, or installed into the cache); a skip reason when it cannot be. */
+export function installCodeServer(): { bin?: string; skip?: string } {
+  const fromEnv = process.env['GC_CODE_SERVER'];
+  if (fromEnv) return { bin: fromEnv };
+  const r = spawnSync(path.join(PACKAGE_ROOT, 'scripts', 'install-code-server'), [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60 * 1000 });
+  if (r.status === 77) return { skip: 'code-server cannot be installed here (npm registry unreachable)' };
+  if (r.status !== 0) throw new Error(`install-code-server failed (${String(r.status)})`);
+  return { bin: r.stdout.trim().split('\n').pop() ?? '' };
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** The exact console PIDs the extension spawned for this grant (argv names our grant file). */
+export async function consolePids(consoleBin: string, grantPath: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const argv = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').then((s) => s.split('\0'), () => [] as string[]);
+    if (argv[0] === consoleBin && argv[1] === 'open' && argv.includes(grantPath)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+export async function cmdline(pid: number): Promise<string[]> {
+  return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((s) => s !== '');
+}
+
+export interface CodeServerLaneOptions {
+  /** code-server's executable (installCodeServer().bin). */
+  codeServer: string;
+  /** The packaged extension; packaged here (vsce) when absent. */
+  vsix?: string;
+  /** `guestConsole.binaryPath`: the console the extension spawns. */
+  consoleBin: string;
+  /** A private directory for code-server's and chromium's state (created if missing). */
+  root: string;
+  /** XDG_RUNTIME_DIR / XDG_STATE_HOME: what the extension passes on to the console (its env allow-list). */
+  runtimeDir: string;
+  stateDir: string;
+  /** HOME of code-server (and so of the console); default: this process' HOME. */
+  home?: string;
+  /** Screenshots go to `${dir}/${prefix}-<name>.png`; none when absent (the live lane takes none: they show the guest). */
+  screenshots?: { dir: string; prefix: string };
+  /** Progress lines. */
+  stamp?: (what: string) => void;
+  /** Told code-server's PID as soon as it is spawned (a caller's last-resort teardown). */
+  onServerPid?: (pid: number) => void;
+}
+
+export interface SignIn {
+  /** undefined keeps the username the grant prefills. */
+  username?: string;
+  domain: string;
+  password: string;
+}
+
+/** One code-server with the extension installed and one chromium page on its workbench. */
+export class CodeServerLane {
+  page!: Page;
+  /** The panel webview's inner frame, once `openGrant` showed it. */
+  webview!: Frame;
+  port = 0;
+  readonly serverLog: string[] = [];
+  /** Panel-protocol messages (JSON with a `type`) the page sent on any WebSocket, in order. */
+  readonly sent: Array<Record<string, unknown>> = [];
+  readonly socketUrls: string[] = [];
+  private server: ChildProcess | undefined;
+  private context: BrowserContext | undefined;
+
+  private constructor(private readonly o: CodeServerLaneOptions) {}
+
+  /** Installs the extension, starts code-server and chromium; resolves when the workbench shows. */
+  static async start(o: CodeServerLaneOptions): Promise<CodeServerLane> {
+    const lane = new CodeServerLane(o);
+    try {
+      await lane.launch();
+    } catch (err) {
+      await lane.stop();
+      throw err;
+    }
+    return lane;
+  }
+
+  private stamp(what: string): void {
+    this.o.stamp?.(what);
+  }
+
+  private async launch(): Promise<void> {
+    const d = (n: string) => path.join(this.o.root, n);
+    for (const n of ['user-data', 'extensions', 'xdg-config', 'xdg-data', 'xdg-cache', 'chromium']) await fs.mkdir(d(n), { recursive: true, mode: 0o700 });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env['PATH'],
+      HOME: this.o.home ?? process.env['HOME'],
+      LANG: 'C.UTF-8',
+      XDG_CONFIG_HOME: d('xdg-config'),
+      XDG_DATA_HOME: d('xdg-data'),
+      XDG_CACHE_HOME: d('xdg-cache'),
+      // What the extension passes on to the console (its env allow-list): the run
+      // directory and the evidence stay inside the caller's private tree.
+      XDG_RUNTIME_DIR: this.o.runtimeDir,
+      XDG_STATE_HOME: this.o.stateDir,
+    };
+    const config = d('config.yaml');
+    await fs.writeFile(config, 'auth: none\ncert: false\n');
+    const common = ['--user-data-dir', d('user-data'), '--extensions-dir', d('extensions'), '--config', config];
+
+    let vsix = this.o.vsix ?? '';
+    if (!vsix) {
+      vsix = d('guest-console.vsix');
+      await run('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '-o', vsix], { cwd: PACKAGE_ROOT });
+    }
+    await run(this.o.codeServer, [...common, '--install-extension', vsix], { env });
+    this.stamp('extension installed');
+    await fs.mkdir(path.join(d('user-data'), 'User'), { recursive: true });
+    await fs.writeFile(
+      path.join(d('user-data'), 'User', 'settings.json'),
+      JSON.stringify(
+        {
+          'guestConsole.binaryPath': this.o.consoleBin,
+          'workbench.startupEditor': 'none',
+          'workbench.tips.enabled': false,
+          'workbench.enableExperiments': false,
+          'telemetry.telemetryLevel': 'off',
+          'extensions.autoCheckUpdates': false,
+          'extensions.autoUpdate': false,
+          'update.mode': 'none',
+          'security.workspace.trust.enabled': false,
+          'chat.disableAIFeatures': true,
+        },
+        null,
+        2,
+      ),
+    );
+
+    this.port = await freePort();
+    this.server = spawn(
+      this.o.codeServer,
+      [
+        '--bind-addr', `127.0.0.1:${this.port}`,
+        '--auth', 'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+        ...common,
+      ],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    if (this.server.pid) this.o.onServerPid?.(this.server.pid);
+    for (const stream of [this.server.stdout, this.server.stderr]) {
+      const split = new LineSplitter(1 << 16, (l) => this.serverLog.push(l), () => undefined);
+      stream?.on('data', (c: Buffer) => split.push(c));
+    }
+    await waitFor(() => this.serverLog.some((l) => l.includes('HTTP server listening')), 30000, 'code-server listening');
+    this.stamp('code-server listening');
+
+    const chromiumBin = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
+    this.context = await chromium.launchPersistentContext(d('chromium'), { executablePath: chromiumBin, headless: true, viewport: { width: 1400, height: 900 }, args: CHROMIUM_ARGS });
+    this.page = this.context.pages()[0] ?? (await this.context.newPage());
+    this.page.on('websocket', (ws) => {
+      this.socketUrls.push(ws.url());
+      ws.on('framesent', (f) => {
+        if (typeof f.payload !== 'string') return;
+        try {
+          const m = JSON.parse(f.payload) as Record<string, unknown>;
+          if (typeof m['type'] === 'string') this.sent.push(m);
+        } catch {
+          /* not the panel protocol */
+        }
+      });
+    });
+    await this.page.goto(`http://127.0.0.1:${this.port}/`);
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+    await this.page.locator('.statusbar').waitFor({ timeout: 60000 });
+    this.stamp('workbench visible');
+  }
+
+  /** Closes chromium and stops code-server (SIGTERM, SIGKILL after 5 s). */
+  async stop(): Promise<void> {
+    await this.context?.close().catch(() => undefined);
+    const server = this.server;
+    if (server?.pid && server.exitCode === null && server.signalCode === null) {
+      const gone = new Promise((r) => server.once('exit', r));
+      server.kill('SIGTERM');
+      const kill = setTimeout(() => server.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(kill);
+    }
+  }
+
+  async shot(name: string): Promise<void> {
+    const s = this.o.screenshots;
+    if (!s || !this.page) return;
+    await fs.mkdir(s.dir, { recursive: true });
+    await this.page.screenshot({ path: path.join(s.dir, `${s.prefix}-${name}.png`) });
+  }
+
+  /** The extension's output channel ("Guest Console.log" under code-server's logs). */
+  async extensionLog(): Promise<string> {
+    const logs = path.join(this.o.root, 'user-data', 'logs');
+    const files = (await fs.readdir(logs, { recursive: true })).filter((f) => f.endsWith('Guest Console.log'));
+    if (files.length !== 1) throw new Error(`extension logs: ${JSON.stringify(files)}`);
+    return fs.readFile(path.join(logs, files[0] ?? ''), 'utf8');
+  }
+
+  /** Runs a command from the palette (F1) by its title. */
+  async palette(title: string): Promise<void> {
+    const page = this.page;
+    // The extension's contributions appear once the remote extension host has scanned it;
+    // until then the palette has no match, so look again.
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input.input');
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      // Typed, not filled: the palette filters on keystrokes ('>' is already there).
+      await page.keyboard.type(title);
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+      try {
+        await row.waitFor({ state: 'visible', timeout: 5000 });
+        await row.click();
+        return;
+      } catch (err) {
+        await this.shot(`palette-attempt-${attempt}`);
+        await page.keyboard.press('Escape');
+        if (attempt === 4) throw err;
+      }
+    }
+  }
+
+  /** Answers the input box whose prompt or title contains `what`; undefined keeps the prefill. */
+  async answer(what: string, value: string | undefined): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-message, .quick-input-title', { hasText: what }).first().waitFor({ state: 'visible', timeout: 20000 });
+    // The panel opens at the same moment and may hold the focus: address the box itself.
+    const input = widget.locator('input.input');
+    if (value !== undefined) await input.fill(value);
+    await input.press('Enter');
+  }
+
+  /** Web hosts have no native file dialog: VS Code's simple dialog takes a typed path. */
+  async pickFile(file: string): Promise<void> {
+    const page = this.page;
+    const input = page.locator('.quick-input-widget input.input');
+    await page.waitForFunction(() => {
+      const el = document.querySelector<HTMLInputElement>('.quick-input-widget input.input');
+      return !!el && el.offsetParent !== null && el.value.startsWith('/');
+    }, undefined, { timeout: 20000 });
+    // The dialog fills in its start folder asynchronously and may overwrite an early
+    // value; accept only when it shows our path and lists the file, else type it again.
+    for (let attempt = 1; ; attempt++) {
+      await input.fill(file);
+      try {
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().waitFor({ state: 'visible', timeout: 5000 });
+        if ((await input.inputValue()) === file) {
+          await input.press('Enter');
+          await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 3000 });
+          return;
+        }
+      } catch (err) {
+        if (attempt === 5) throw err;
+      }
+    }
+  }
+
+  /**
+   * "Guest Console: Open for Grant…" from the palette, the grant picked in the file dialog,
+   * the sign-in boxes answered (the password only ever typed into its box); resolves with
+   * the panel's webview once it shows SETUP.
+   */
+  async openGrant(grantPath: string, signIn: SignIn, setupTimeoutMs = 30000): Promise<Frame> {
+    await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+    await this.palette('Guest Console: Open for Grant');
+    await this.pickFile(grantPath);
+    this.stamp('grant picked');
+    await this.answer('Guest username', signIn.username);
+    await this.answer('Domain', signIn.domain);
+    await this.answer('Password for', signIn.password);
+    this.stamp('credentials answered');
+
+    const outer = await this.page.locator('iframe.webview').first().elementHandle({ timeout: 30000 });
+    const outerFrame = await waitFor(async () => (await outer?.contentFrame()) ?? false, 10000, 'outer webview frame');
+    const inner = await outerFrame.locator('#active-frame').elementHandle({ timeout: 30000 });
+    this.webview = await waitFor(async () => (await inner.contentFrame()) ?? false, 10000, 'inner webview frame');
+    await this.phaseShown('SETUP', setupTimeoutMs);
+    this.stamp('panel in SETUP');
+    return this.webview;
+  }
+
+  /** Waits until the panel shows one of `phases`; resolves with the one shown. */
+  async phaseShown(phases: string | readonly string[], timeout = 15000): Promise<string> {
+    const want = typeof phases === 'string' ? [phases] : [...phases];
+    const handle = await this.webview.waitForFunction((ps) => {
+      const p = document.getElementById('phase')?.dataset['phase'] ?? '';
+      return ps.includes(p) ? p : false;
+    }, want, { timeout });
+    return String(await handle.jsonValue());
+  }
+}
