@@ -55,6 +55,7 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
   FramePacket packet(job.frameId, source.size(), m_lastPacketBytes + m_lastPacketBytes / 4);
   QList<QRect> sent;
   sent.reserve(merged.size());
+  bool everyChangeSent = true;
   for (const MergedRect& rect : merged) {
     // A refinement exists to replace JPEG with exact pixels: never lossy.
     EncoderDecision decision = job.refine ? EncoderDecision{} : m_choice.choose(rect, m_tiles);
@@ -74,6 +75,7 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
       // Not sent: leave the reference alone so the area still differs, and mark it lossy
       // so the next refinement retries it.
       packet.abortRect();
+      everyChangeSent = false;
       updateLossy(rect, Encoding::Jpeg);
       qCWarning(lcFrames) << "could not encode a" << rect.pixels.size() << "rect";
       continue;
@@ -84,7 +86,7 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
     result.jpegRects += decision.encoding == Encoding::Jpeg ? 1 : 0;
   }
   if (!refineOnly) {
-    m_diff.commit(source, sent);
+    m_diff.commit(source, sent, everyChangeSent);
   }
   result.rects = packet.rectCount();
   if (result.rects > 0) {

@@ -78,8 +78,7 @@ int TileDiff::detect(const QImage& frame, const DamageMask& damage, TileMap& til
 
 void TileDiff::detectAll(const QImage& frame, TileMap& tiles) {
   if (!matches(frame)) {
-    release();
-    m_reference = QImage(frame.size(), QImage::Format_RGB32);
+    release(); // commit() takes or allocates the new reference
   }
   for (int r = 0; r < tiles.rows(); ++r) {
     for (int c = 0; c < tiles.columns(); ++c) {
@@ -88,15 +87,22 @@ void TileDiff::detectAll(const QImage& frame, TileMap& tiles) {
   }
 }
 
-void TileDiff::commit(const QImage& frame, const QList<QRect>& sent) {
-  if (!matches(frame)) {
+void TileDiff::commit(const QImage& frame, const QList<QRect>& sent, bool everyChangeSent) {
+  if (everyChangeSent) {
+    // The panel now shows `frame` everywhere (outside the sent rects it already did): share
+    // it. No copy; the frame's owner never writes a frame anyone still holds.
+    m_reference = frame;
     return;
+  }
+  if (!matches(frame)) {
+    m_reference = QImage(frame.size(), QImage::Format_RGB32);
   }
   const QRect bounds(QPoint(0, 0), frame.size());
   for (const QRect& rect : sent) {
     const QRect r = rect.intersected(bounds);
     const size_t bytes = size_t(r.width()) * 4;
     for (int y = r.top(); y <= r.bottom(); ++y) {
+      // scanLine() detaches a shared reference first: the frame it came from stays intact.
       std::memcpy(m_reference.scanLine(y) + size_t(r.x()) * 4, frame.constScanLine(y) + size_t(r.x()) * 4,
                   bytes);
     }
@@ -104,9 +110,14 @@ void TileDiff::commit(const QImage& frame, const QList<QRect>& sent) {
 }
 
 void TileDiff::wipe() {
-  if (!m_reference.isNull()) {
-    secureZero(m_reference.bits(), size_t(m_reference.sizeInBytes()));
+  if (m_reference.isNull()) {
+    return;
   }
+  if (!m_reference.isDetached()) {
+    m_reference = QImage(); // a shared frame: its owner zeroes it when nobody holds it
+    return;
+  }
+  secureZero(m_reference.bits(), size_t(m_reference.sizeInBytes()));
 }
 
 void TileDiff::release() {

@@ -1,5 +1,6 @@
-// Change detection. Keeps its own copy of what the panel has (the pixels of every
-// rectangle SENT so far, not of every frame submitted) and compares a new frame against it,
+// Change detection. Keeps what the panel has (the pixels of every rectangle SENT so far, not
+// of every frame submitted: when a packet carried every change, that is simply the frame it
+// was encoded from, shared rather than copied) and compares a new frame against it,
 // tile by tile, only where the damage mask says the RDP server drew. Because the reference
 // only moves when a packet is built, damage coalesced over many frames while the panel
 // stalls still diffs correctly against what the panel last received.
@@ -21,19 +22,21 @@ public:
   // reference, with tight boxes. `frame` is Format_RGB32/ARGB32 and of the reference's size.
   // Returns the number of changed tiles.
   int detect(const QImage& frame, const DamageMask& damage, TileMap& tiles) const;
-  // Marks every tile changed (full frame: panel has nothing, or the desktop was resized)
-  // and allocates a reference of the frame's size.
+  // Marks every tile changed (full frame: panel has nothing, or the desktop was resized);
+  // a reference of another size is dropped.
   void detectAll(const QImage& frame, TileMap& tiles);
   bool matches(const QImage& frame) const {
     return !m_reference.isNull() && m_reference.size() == frame.size();
   }
 
   // After a packet is built: the sent rectangles now hold `frame`'s pixels on the panel.
-  void commit(const QImage& frame, const QList<QRect>& sent);
+  // `everyChangeSent`: no changed area failed to encode, so the panel shows all of `frame`.
+  void commit(const QImage& frame, const QList<QRect>& sent, bool everyChangeSent);
   // What the panel has (lossless truth; JPEG areas hold the source pixels, not the decoded).
   const QImage& reference() const { return m_reference; }
 
-  // Zeroes the reference in place (privacy); release() also frees it.
+  // Zeroes the reference in place (privacy), or drops it when it is a frame shared with its
+  // owner; release() also frees it.
   void wipe();
   void release();
   qint64 bytesHeld() const { return m_reference.sizeInBytes(); }

@@ -16,6 +16,8 @@ constexpr int kSpareFrames = 1;
 // The longest a marked frame holds its updates back (a 1080p frame of uncompressed bands
 // takes a few ms on loopback; a slow link or a server that never ends its frame is bounded).
 constexpr std::chrono::milliseconds kFrameHold{100};
+// A desktop without updates for this long gives its spare frame back.
+constexpr std::chrono::seconds kIdleTrim{2};
 
 void copyRect(QImage& to, const uchar* from, qsizetype stride, const QRect& rect) {
   const std::size_t rowBytes = std::size_t(rect.width()) * 4;
@@ -89,6 +91,8 @@ DesktopFrames::Absorbed DesktopFrames::absorb(const uchar* gdi, qsizetype stride
   if (!gdi || desktop.isEmpty())
     return result;
   std::lock_guard lock(m_mutex);
+  m_lastAbsorb = std::chrono::steady_clock::now();
+  m_trimmed = false;
   if (m_building < 0) {
     const bool first = m_current < 0 || m_slots[m_current].image.size() != desktop;
     m_building = pickBuilding(gdi, stride, desktop);
@@ -189,21 +193,34 @@ DesktopFrames::Taken DesktopFrames::take() {
     taken.frame = m_slots[m_current].image;
     taken.dirty = std::exchange(m_damage, {});
   }
-  // Free frames beyond the spare go back to the allocator (they are refilled on demand).
-  int spare = 0;
+  freeUnheld(kSpareFrames); // the rest go back to the system (refilled on demand)
+  return taken;
+}
+
+void DesktopFrames::freeUnheld(int keep) {
+  int kept = 0;
   for (int i = int(m_slots.size()) - 1; i >= 0; --i) {
     if (i == m_current || i == m_building || !onlyPoolHolds(m_slots[i].image))
       continue;
-    if (++spare <= kSpareFrames)
+    if (++kept <= keep)
       continue;
-    explicit_bzero(m_slots[i].image.bits(), std::size_t(m_slots[i].image.sizeInBytes()));
+    explicit_bzero(m_slots[i].image.bits(), std::size_t(m_slots[i].image.sizeInBytes())); // guest pixels
     m_slots.removeAt(i);
     if (m_current > i)
       --m_current;
     if (m_building > i)
       --m_building;
   }
-  return taken;
+}
+
+void DesktopFrames::trimIdle() {
+  std::lock_guard lock(m_mutex);
+  if (m_trimmed || std::chrono::steady_clock::now() - m_lastAbsorb < kIdleTrim)
+    return;
+  m_trimmed = true;
+  if (m_building >= 0 && m_damage.isEmpty() && m_building != m_current)
+    m_building = -1; // nothing new in it: a spare like the others
+  freeUnheld(0);
 }
 
 void DesktopFrames::wipe() {

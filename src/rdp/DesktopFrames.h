@@ -50,6 +50,9 @@ public:
   void beginFrame();
   bool endFrame();       // returns firstPending
   bool releaseOverdue(); // worker, between events; returns firstPending
+  // Worker, between events: after kIdleTrim without updates, frees the frames nobody holds
+  // (the spare kept for the next update): a static desktop costs only the frame on show.
+  void trimIdle();
   // Main thread: the newest frame if anything changed, with the damage since the last take().
   Taken take();
   // Any thread: zeroes every frame nobody else holds and forgets them all (privacy on close).
@@ -66,8 +69,9 @@ private:
   };
   int pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop); // -1: no frame available
   static void addRect(QList<QRect>& list, const QRect& rect);
-  bool holding() const; // inside a marked frame, not yet overdue (m_mutex held)
-  bool markPending();   // damage is ready to hand out (m_mutex held); returns firstPending
+  bool holding() const;      // inside a marked frame, not yet overdue (m_mutex held)
+  bool markPending();        // damage is ready to hand out (m_mutex held); returns firstPending
+  void freeUnheld(int keep); // frees frames nobody holds beyond `keep` (m_mutex held)
 
   mutable std::mutex m_mutex;
   QList<Slot> m_slots;
@@ -78,6 +82,8 @@ private:
   bool m_pending = false; // a take() is due
   bool m_inFrame = false;
   std::chrono::steady_clock::time_point m_frameBegan;
+  std::chrono::steady_clock::time_point m_lastAbsorb;
+  bool m_trimmed = true; // nothing to free since the last trim
 };
 
 } // namespace gc

@@ -417,6 +417,7 @@ void RdpSession::run() {
     }
     if (m_frames.releaseOverdue())
       postToMain([this] { handOutFrame(); });
+    m_frames.trimIdle();
   }
 
   m_state = State::Finished;

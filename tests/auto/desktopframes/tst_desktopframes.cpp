@@ -208,6 +208,25 @@ private slots:
     QVERIFY(frames.take().frame.isNull());
   }
 
+  void aStaticDesktopKeepsOnlyTheFrameOnShow() {
+    DesktopFrames frames;
+    Gdi gdi(QSize(32, 32));
+    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
+    QImage shown = frames.take().frame;
+    gdi.fill(QRect(1, 1, 1, 1), 0xff00ff00);
+    gdi.absorbInto(frames, {QRect(1, 1, 1, 1)});
+    shown = frames.take().frame; // the first frame is now a free spare
+    QCOMPARE(frames.poolSize(), 2);
+    frames.trimIdle(); // too early: updates just came
+    QCOMPARE(frames.poolSize(), 2);
+    QTRY_COMPARE_WITH_TIMEOUT((frames.trimIdle(), frames.poolSize()), 1, 5000);
+    QVERIFY(equalsGdi(shown, gdi));
+    // The next update still works (a new frame is brought up to date from the one on show).
+    gdi.fill(QRect(2, 2, 1, 1), 0xff0000ff);
+    gdi.absorbInto(frames, {QRect(2, 2, 1, 1)});
+    QVERIFY(equalsGdi(frames.take().frame, gdi));
+  }
+
   void wipeForgetsEveryFrame() {
     DesktopFrames frames;
     Gdi gdi(QSize(16, 16));

@@ -179,6 +179,7 @@ private slots:
   void animationGoesLossyWithinPsnr_data();
   void animationGoesLossyWithinPsnr();
   void encoderWipeZeroesBuffers();
+  void aFullySentFrameIsTheReferenceWithoutACopy();
   void stalledPanelCoalescesWithBoundedMemory();
   void resetSendsAFullFrame();
   void wipeReleasesEverythingAndRestartsFull();
@@ -376,6 +377,23 @@ void tst_FramePipeline::encoderWipeZeroesBuffers() {
   }
   encoder.release();
   QCOMPARE(encoder.bytesHeld(), 0);
+}
+
+void tst_FramePipeline::aFullySentFrameIsTheReferenceWithoutACopy() {
+  FrameEncoder encoder;
+  const QImage first = synthetic::textPage(QSize(320, 240));
+  encoder.encode(job(first, {}, 1, true));
+  QCOMPARE(encoder.diff().reference().constBits(), first.constBits()); // shared, not copied
+  const QImage second = synthetic::animationFrame(QSize(320, 240), 3);
+  QVERIFY(!encoder.encode(job(second, {all(second)}, 2)).packet.isEmpty());
+  QCOMPARE(encoder.diff().reference().constBits(), second.constBits());
+  QCOMPARE(first, synthetic::textPage(QSize(320, 240))); // the earlier frame was never written
+  // Wiping drops a reference shared with its owner instead of zeroing the owner's pixels.
+  encoder.wipe();
+  QVERIFY(encoder.diff().reference().isNull());
+  QCOMPARE(second, synthetic::animationFrame(QSize(320, 240), 3));
+  // And the next frame is a full one again.
+  QVERIFY(encoder.encode(job(first, {QRect(0, 0, 1, 1)}, 3)).rects > 0);
 }
 
 void tst_FramePipeline::stalledPanelCoalescesWithBoundedMemory() {
