@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <string.h>
@@ -84,6 +85,42 @@ std::size_t readOwn(quintptr address, char* into, std::size_t length) {
   return n > 0 ? std::size_t(n) : 0;
 }
 
+// The parts of [range) that can hold anything this process wrote: pages that are present or
+// swapped and are not file pages (a private file mapping's page becomes anonymous when it is
+// written). /proc/self/pagemap, 8 bytes per page (bit 63 present, 62 swapped, 61 file page or
+// shared). Reading never-written library data would only fault it in (libcodec2's 15 MB .data,
+// pulled in through FreeRDP's ffmpeg dependency, became resident that way). Without pagemap
+// the whole range is returned.
+std::vector<Range> writtenRuns(int pagemap, const Range& range, std::size_t page) {
+  if (pagemap < 0)
+    return {range};
+  std::vector<Range> runs;
+  constexpr std::size_t kBatch = 1024; // pagemap entries per read
+  std::uint64_t entries[kBatch];
+  const quintptr first = range.begin / page;
+  const quintptr pages = (range.end - range.begin) / page;
+  for (quintptr done = 0; done < pages;) {
+    const std::size_t want = std::size_t(std::min<quintptr>(kBatch, pages - done));
+    const ssize_t n = ::pread(pagemap, entries, want * sizeof(std::uint64_t),
+                              off_t((first + done) * sizeof(std::uint64_t)));
+    if (n != ssize_t(want * sizeof(std::uint64_t)))
+      return {range}; // unreadable: scan all of it
+    for (std::size_t i = 0; i < want; ++i) {
+      const std::uint64_t e = entries[i];
+      const bool written = (e & (1ULL << 63) || e & (1ULL << 62)) && !(e & (1ULL << 61));
+      if (!written)
+        continue;
+      const quintptr at = (first + done + i) * page;
+      if (!runs.empty() && runs.back().end == at)
+        runs.back().end = at + page;
+      else
+        runs.push_back({at, at + page});
+    }
+    done += want;
+  }
+  return runs;
+}
+
 bool zeroOwn(quintptr address, std::size_t length) {
   static const char zeros[64] = {};
   while (length > 0) {
@@ -139,6 +176,8 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
                        [address](const Range& r) { return r.contains(address); });
   };
 
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  const int pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   for (const Region& region : regions) {
     if (!region.scannable)
       continue;
@@ -147,33 +186,37 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
       continue;
     }
     ++report.regions;
-    for (quintptr at = region.range.begin; at < region.range.end; at += kChunk) {
-      // Each chunk overlaps the next by longest - 1 bytes so a copy across the seam is found
-      // once (matches starting in the overlap belong to the next chunk).
-      const std::size_t want = std::size_t(std::min<quintptr>(kChunk + longest - 1, region.range.end - at));
-      const std::size_t got = readOwn(at, buffer, want);
-      report.bytesScanned += qint64(std::min(got, kChunk));
-      for (const SecureBuffer* needle : usable) {
-        const std::size_t n = needle->size();
-        for (std::size_t from = 0; from + n <= got && from < kChunk;) {
-          const void* hit = ::memmem(buffer + from, got - from, needle->constData(), n);
-          if (!hit)
-            break;
-          const std::size_t offset = std::size_t(static_cast<const char*>(hit) - buffer);
-          if (offset >= kChunk)
-            break;
-          const quintptr address = at + offset;
-          if (!isExcluded(address)) {
-            if (zeroOwn(address, n))
-              ++report.copiesWiped;
-            else
-              ++report.copiesUnwritable;
+    for (const Range& run : writtenRuns(pagemap, region.range, page)) {
+      for (quintptr at = run.begin; at < run.end; at += kChunk) {
+        // Each chunk overlaps the next by longest - 1 bytes so a copy across the seam is found
+        // once (matches starting in the overlap belong to the next chunk).
+        const std::size_t want = std::size_t(std::min<quintptr>(kChunk + longest - 1, run.end - at));
+        const std::size_t got = readOwn(at, buffer, want);
+        report.bytesScanned += qint64(std::min(got, kChunk));
+        for (const SecureBuffer* needle : usable) {
+          const std::size_t n = needle->size();
+          for (std::size_t from = 0; from + n <= got && from < kChunk;) {
+            const void* hit = ::memmem(buffer + from, got - from, needle->constData(), n);
+            if (!hit)
+              break;
+            const std::size_t offset = std::size_t(static_cast<const char*>(hit) - buffer);
+            if (offset >= kChunk)
+              break;
+            const quintptr address = at + offset;
+            if (!isExcluded(address)) {
+              if (zeroOwn(address, n))
+                ++report.copiesWiped;
+              else
+                ++report.copiesUnwritable;
+            }
+            from = offset + 1;
           }
-          from = offset + 1;
         }
       }
     }
   }
+  if (pagemap >= 0)
+    ::close(pagemap);
   scratch.value().clear();
   report.ok = true;
   report.elapsedUs = clock.nsecsElapsed() / 1000;

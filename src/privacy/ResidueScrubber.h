@@ -8,6 +8,8 @@
 // process_vm_readv and writes zeros through process_vm_writev. Both are system calls on our
 // own address space, so a mapping that disappears while we scan yields EFAULT instead of a
 // crash, and freed memory is overwritten without touching it through a (sanitized) pointer.
+// Only pages this process can have written are read (/proc/self/pagemap: present or swapped,
+// not a file page), so never-touched memory and untouched library data are not faulted in.
 //
 // What it does not do: partial copies (a freed block whose first bytes the allocator reused
 // for its own pointers) and derived values (NT hashes) are not found by value; mappings larger

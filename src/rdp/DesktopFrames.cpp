@@ -52,6 +52,8 @@ int DesktopFrames::pickBuilding(const uchar* gdi, qsizetype stride, QSize deskto
   if (m_current >= 0 && m_slots[m_current].image.size() != desktop) {
     m_slots.clear(); // a resize FreeRDP did not report through DesktopResize
     m_current = -1;
+    m_published = false;
+    m_handout.clear();
   }
   if (m_current < 0) {
     // Nothing handed out yet: the first frame is the whole desktop.
@@ -64,8 +66,8 @@ int DesktopFrames::pickBuilding(const uchar* gdi, qsizetype stride, QSize deskto
     return int(m_slots.size()) - 1;
   }
   Slot& current = m_slots[m_current];
-  if (onlyPoolHolds(current.image))
-    return m_current; // it is what the desktop showed before this update: nothing to catch up
+  if (!m_published && onlyPoolHolds(current.image))
+    return m_current; // taken and dropped again: it is what the desktop shows, nothing to catch up
   const QImage& newest = current.image; // immutable while others hold it
   for (int i = 0; i < m_slots.size(); ++i) {
     Slot& slot = m_slots[i];
@@ -100,7 +102,7 @@ DesktopFrames::Absorbed DesktopFrames::absorb(const uchar* gdi, qsizetype stride
       return result;
     if (first) {
       result.changed = true;
-      result.firstPending = markPending();
+      result.firstPending = holding() ? false : publish();
       return result; // the whole desktop was copied
     }
   }
@@ -128,7 +130,8 @@ DesktopFrames::Absorbed DesktopFrames::absorb(const uchar* gdi, qsizetype stride
       result.changed = true;
     }
   }
-  result.firstPending = markPending();
+  if (!holding())
+    result.firstPending = publish();
   return result;
 }
 
@@ -136,8 +139,22 @@ bool DesktopFrames::holding() const {
   return m_inFrame && std::chrono::steady_clock::now() - m_frameBegan < kFrameHold;
 }
 
-bool DesktopFrames::markPending() {
-  if (m_pending || m_damage.isEmpty() || holding())
+bool DesktopFrames::publish() {
+  if (m_building < 0 || m_damage.isEmpty())
+    return false;
+  for (int i = 0; i < m_slots.size(); ++i) {
+    if (i == m_building)
+      continue;
+    for (const QRect& rect : std::as_const(m_damage))
+      addRect(m_slots[i].stale, rect);
+  }
+  // A published frame nobody took yet is superseded: it becomes a free frame like any other.
+  m_current = std::exchange(m_building, -1);
+  m_published = true;
+  for (const QRect& rect : std::as_const(m_damage))
+    addRect(m_handout, rect);
+  m_damage.clear();
+  if (m_pending)
     return false;
   m_pending = true;
   return true;
@@ -152,12 +169,12 @@ void DesktopFrames::beginFrame() {
 bool DesktopFrames::endFrame() {
   std::lock_guard lock(m_mutex);
   m_inFrame = false;
-  return markPending();
+  return publish();
 }
 
 bool DesktopFrames::releaseOverdue() {
   std::lock_guard lock(m_mutex);
-  return m_inFrame && markPending();
+  return m_inFrame && !holding() && publish();
 }
 
 bool DesktopFrames::resize(QSize desktop) {
@@ -168,7 +185,9 @@ bool DesktopFrames::resize(QSize desktop) {
   }
   m_slots.clear();
   m_current = m_building = -1;
+  m_published = false;
   m_damage.clear();
+  m_handout.clear();
   m_resized = desktop;
   const bool first = !m_pending;
   m_pending = true;
@@ -180,18 +199,10 @@ DesktopFrames::Taken DesktopFrames::take() {
   Taken taken;
   taken.resized = std::exchange(m_resized, std::nullopt);
   m_pending = false;
-  // A take posted before the server began its next frame must not hand out half of it: the
-  // frame's end posts again.
-  if (m_building >= 0 && !m_damage.isEmpty() && !holding()) {
-    for (int i = 0; i < m_slots.size(); ++i) {
-      if (i == m_building)
-        continue;
-      for (const QRect& rect : std::as_const(m_damage))
-        addRect(m_slots[i].stale, rect);
-    }
-    m_current = std::exchange(m_building, -1);
+  if (m_published && m_current >= 0) {
+    m_published = false;
     taken.frame = m_slots[m_current].image;
-    taken.dirty = std::exchange(m_damage, {});
+    taken.dirty = std::exchange(m_handout, {});
   }
   freeUnheld(kSpareFrames); // the rest go back to the system (refilled on demand)
   return taken;
@@ -231,7 +242,9 @@ void DesktopFrames::wipe() {
   }
   m_slots.clear();
   m_current = m_building = -1;
+  m_published = false;
   m_damage.clear();
+  m_handout.clear();
   m_resized.reset();
   m_pending = false;
   m_inFrame = false;

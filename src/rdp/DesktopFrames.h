@@ -14,6 +14,11 @@
 // the rectangles it missed ("stale"), then the update's rectangles are compared row by row
 // with what it shows and copied where they differ. Updates that repaint unchanged pixels (a
 // server resending a static screen) therefore produce no damage and no hand-over at all.
+//
+// A frame is "published" when it is complete — at the server's end-of-frame marker, or after
+// each update when the server marks no frames — and stays pinned until take() hands it out,
+// while the worker already draws the next one into another frame. So a frame completed while
+// the main thread was busy is never lost to the next one being half drawn.
 #pragma once
 
 #include <QImage>
@@ -31,7 +36,7 @@ namespace gc {
 class DesktopFrames {
 public:
   struct Absorbed {
-    bool changed = false;      // some pixel differs from the newest frame handed out
+    bool changed = false;      // some pixel differs from what the desktop showed before
     bool firstPending = false; // nothing was pending before: the caller posts one take()
   };
   struct Taken {
@@ -53,7 +58,8 @@ public:
   // Worker, between events: after kIdleTrim without updates, frees the frames nobody holds
   // (the spare kept for the next update): a static desktop costs only the frame on show.
   void trimIdle();
-  // Main thread: the newest frame if anything changed, with the damage since the last take().
+  // Main thread: the newest complete frame if one was published since the last take(), with
+  // the damage since then.
   Taken take();
   // Any thread: zeroes every frame nobody else holds and forgets them all (privacy on close).
   void wipe();
@@ -70,14 +76,16 @@ private:
   int pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop); // -1: no frame available
   static void addRect(QList<QRect>& list, const QRect& rect);
   bool holding() const;      // inside a marked frame, not yet overdue (m_mutex held)
-  bool markPending();        // damage is ready to hand out (m_mutex held); returns firstPending
+  bool publish();            // m_building is complete (m_mutex held); returns firstPending
   void freeUnheld(int keep); // frees frames nobody holds beyond `keep` (m_mutex held)
 
   mutable std::mutex m_mutex;
   QList<Slot> m_slots;
-  int m_current = -1;    // the newest frame handed out by take()
-  int m_building = -1;   // the frame absorb() writes; handed out by the next take()
-  QList<QRect> m_damage; // changed in m_building since it was picked
+  int m_current = -1;       // the newest complete frame (published)
+  bool m_published = false; // m_current awaits take(): pinned, never written or picked
+  int m_building = -1;      // the frame absorb() writes; published when complete
+  QList<QRect> m_damage;    // changed in m_building since it was picked
+  QList<QRect> m_handout;   // changed in the published frames since the last take()
   std::optional<QSize> m_resized;
   bool m_pending = false; // a take() is due
   bool m_inFrame = false;

@@ -10,7 +10,8 @@ namespace gc {
 
 struct FrameUpdate {
   // Full-desktop snapshot (Format_RGB32 = BGRX in memory). Implicitly shared and never
-  // written again by RdpSession: the session's mirror detaches before its next write.
+  // written while anyone else holds it: the session's frame pool (DesktopFrames) reuses a
+  // frame only once every receiver has dropped it.
   QImage frame;
   QList<QRect> dirty; // what changed since the previous FrameUpdate, in desktop coordinates
   quint64 serial = 0; // strictly increasing per session

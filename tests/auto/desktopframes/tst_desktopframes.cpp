@@ -180,6 +180,50 @@ private slots:
     QCOMPARE(taken.dirty, (QList<QRect>{QRect(0, 0, 32, 16), QRect(0, 16, 32, 16)}));
   }
 
+  void aFrameEndedWhileTheNextIsDrawnIsStillHandedOut() {
+    // The worker finishes frame 1 and is halfway through frame 2 when the main thread gets to
+    // its take(): it gets all of frame 1, then all of frame 2 after its end.
+    DesktopFrames frames;
+    Gdi gdi(QSize(32, 32));
+    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
+    frames.take();
+    frames.beginFrame();
+    gdi.fill(QRect(0, 0, 32, 32), 0xff010101);
+    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
+    QVERIFY(frames.endFrame());
+    const Gdi afterFirst = gdi;
+    frames.beginFrame();
+    gdi.fill(QRect(0, 0, 32, 16), 0xff020202);
+    gdi.absorbInto(frames, {QRect(0, 0, 32, 16)});
+    const auto first = frames.take();
+    QVERIFY(equalsGdi(first.frame, afterFirst));
+    QCOMPARE(first.dirty, QList<QRect>{QRect(0, 0, 32, 32)});
+    gdi.fill(QRect(0, 16, 32, 16), 0xff020202);
+    gdi.absorbInto(frames, {QRect(0, 16, 32, 16)});
+    QVERIFY(frames.endFrame());
+    const auto second = frames.take();
+    QVERIFY(equalsGdi(second.frame, gdi));
+    QCOMPARE(second.dirty, (QList<QRect>{QRect(0, 0, 32, 16), QRect(0, 16, 32, 16)}));
+    QVERIFY(equalsGdi(first.frame, afterFirst)); // still intact while held
+  }
+
+  void publishedFramesNotTakenAreCoalesced() {
+    DesktopFrames frames;
+    Gdi gdi(QSize(16, 16));
+    gdi.absorbInto(frames, {QRect(0, 0, 16, 16)});
+    frames.take();
+    for (int i = 0; i < 5; ++i) {
+      frames.beginFrame();
+      gdi.fill(QRect(i, 0, 1, 1), 0xff0000ffu);
+      gdi.absorbInto(frames, {QRect(i, 0, 1, 1)});
+      QCOMPARE(frames.endFrame(), i == 0); // one take is posted for all of them
+    }
+    const auto taken = frames.take();
+    QVERIFY(equalsGdi(taken.frame, gdi));
+    QCOMPARE(taken.dirty.size(), 5);
+    QVERIFY(frames.poolSize() <= 3);
+  }
+
   void aFrameNeverEndedIsHandedOutAfterTheHold() {
     DesktopFrames frames;
     Gdi gdi(QSize(32, 32));

@@ -13,12 +13,14 @@ function cpuSeconds(pid) {
   } catch { return null; }
 }
 
-// {rss, hwm} in MiB from /proc/PID/status, or null.
+// {rss, hwm, pss, anon} in MiB from /proc/PID/status and smaps_rollup, or null. PSS splits
+// shared pages (libraries, page cache) among the processes mapping them; anon is private.
 function memory(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/status`, 'latin1');
-    const kb = (k) => Number((s.match(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm')) || [])[1] || 0);
-    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+    const r = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1');
+    const kb = (text, k) => Number((text.match(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm')) || [])[1] || 0);
+    return { rss: kb(s, 'VmRSS') / 1024, hwm: kb(s, 'VmHWM') / 1024, pss: kb(r, 'Pss') / 1024, anon: kb(s, 'RssAnon') / 1024 };
   } catch { return null; }
 }
 
@@ -40,20 +42,22 @@ class Meter {
     this.t0 = nowNs();
     this.cpu0 = cpuSeconds(pid);
     this.rss = [];
-    const sample = () => { const m = memory(pid); if (m) this.rss.push({ t_ms: msBetween(this.t0, nowNs()), rss: m.rss, hwm: m.hwm }); };
+    const sample = () => { const m = memory(pid); if (m) this.rss.push({ t_ms: msBetween(this.t0, nowNs()), ...m }); };
     sample();
     this.timer = setInterval(sample, intervalMs);
   }
   stop() {
     clearInterval(this.timer);
     const m = memory(this.pid);
-    if (m) this.rss.push({ t_ms: msBetween(this.t0, nowNs()), rss: m.rss, hwm: m.hwm });
+    if (m) this.rss.push({ t_ms: msBetween(this.t0, nowNs()), ...m });
     const seconds = msBetween(this.t0, nowNs()) / 1000;
     const cpu1 = cpuSeconds(this.pid);
     return {
       seconds,
       cpuPerSecond: cpu1 !== null && this.cpu0 !== null ? (cpu1 - this.cpu0) / seconds : null,
       rssMax: Math.max(...this.rss.map((r) => r.rss)),
+      pssMax: Math.max(...this.rss.map((r) => r.pss)),
+      anonMax: Math.max(...this.rss.map((r) => r.anon)),
       hwm: this.rss.length ? this.rss[this.rss.length - 1].hwm : null,
       samples: this.rss,
     };
