@@ -27,6 +27,11 @@ struct Gdi {
     std::memcpy(&pixel, bytes.data() + qsizetype(y) * stride + qsizetype(x) * 4, 4);
     return pixel;
   }
+  // Paints `rect` and reports it to `frames` as one update, like FreeRDP's EndPaint.
+  DesktopFrames::Absorbed draw(DesktopFrames& frames, const QRect& rect, quint32 pixel) {
+    fill(rect, pixel);
+    return absorbInto(frames, {rect});
+  }
   DesktopFrames::Absorbed absorbInto(DesktopFrames& frames, std::initializer_list<QRect> rects) const {
     const std::vector<QRect> list(rects);
     return frames.absorb(bytes.data(), stride, size, list);
@@ -35,6 +40,14 @@ struct Gdi {
   qsizetype stride;
   std::vector<uchar> bytes;
 };
+
+// A desktop whose first (full) frame has been handed out already.
+Gdi shownDesktop(DesktopFrames& frames, QSize size) {
+  Gdi gdi(size);
+  gdi.absorbInto(frames, {QRect(QPoint(0, 0), size)});
+  frames.take();
+  return gdi;
+}
 
 bool equalsGdi(const QImage& frame, const Gdi& gdi) {
   if (frame.size() != gdi.size)
@@ -152,9 +165,7 @@ private slots:
 
   void rectsOutsideTheDesktopAreClipped() {
     DesktopFrames frames;
-    Gdi gdi(QSize(16, 16));
-    gdi.absorbInto(frames, {QRect(0, 0, 16, 16)});
-    frames.take();
+    Gdi gdi = shownDesktop(frames, QSize(16, 16));
     gdi.fill(QRect(14, 14, 2, 2), 0xff0000ff);
     const auto absorbed = gdi.absorbInto(frames, {QRect(12, 12, 100, 100), QRect(-50, -50, 10, 10)});
     QVERIFY(absorbed.changed);
@@ -165,9 +176,7 @@ private slots:
 
   void aMarkedFrameIsHandedOutWholeAtItsEnd() {
     DesktopFrames frames;
-    Gdi gdi(QSize(32, 32));
-    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
-    frames.take();
+    Gdi gdi = shownDesktop(frames, QSize(32, 32));
     frames.beginFrame();
     gdi.fill(QRect(0, 0, 32, 16), 0xff111111);
     QVERIFY(!gdi.absorbInto(frames, {QRect(0, 0, 32, 16)}).firstPending); // held back
@@ -184,22 +193,17 @@ private slots:
     // The worker finishes frame 1 and is halfway through frame 2 when the main thread gets to
     // its take(): it gets all of frame 1, then all of frame 2 after its end.
     DesktopFrames frames;
-    Gdi gdi(QSize(32, 32));
-    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
-    frames.take();
+    Gdi gdi = shownDesktop(frames, QSize(32, 32));
     frames.beginFrame();
-    gdi.fill(QRect(0, 0, 32, 32), 0xff010101);
-    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
+    gdi.draw(frames, QRect(0, 0, 32, 32), 0xff010101);
     QVERIFY(frames.endFrame());
     const Gdi afterFirst = gdi;
     frames.beginFrame();
-    gdi.fill(QRect(0, 0, 32, 16), 0xff020202);
-    gdi.absorbInto(frames, {QRect(0, 0, 32, 16)});
+    gdi.draw(frames, QRect(0, 0, 32, 16), 0xff020202);
     const auto first = frames.take();
     QVERIFY(equalsGdi(first.frame, afterFirst));
     QCOMPARE(first.dirty, QList<QRect>{QRect(0, 0, 32, 32)});
-    gdi.fill(QRect(0, 16, 32, 16), 0xff020202);
-    gdi.absorbInto(frames, {QRect(0, 16, 32, 16)});
+    gdi.draw(frames, QRect(0, 16, 32, 16), 0xff020202);
     QVERIFY(frames.endFrame());
     const auto second = frames.take();
     QVERIFY(equalsGdi(second.frame, gdi));
@@ -209,9 +213,7 @@ private slots:
 
   void publishedFramesNotTakenAreCoalesced() {
     DesktopFrames frames;
-    Gdi gdi(QSize(16, 16));
-    gdi.absorbInto(frames, {QRect(0, 0, 16, 16)});
-    frames.take();
+    Gdi gdi = shownDesktop(frames, QSize(16, 16));
     for (int i = 0; i < 5; ++i) {
       frames.beginFrame();
       gdi.fill(QRect(i, 0, 1, 1), 0xff0000ffu);
@@ -226,12 +228,9 @@ private slots:
 
   void aFrameNeverEndedIsHandedOutAfterTheHold() {
     DesktopFrames frames;
-    Gdi gdi(QSize(32, 32));
-    gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
-    frames.take();
+    Gdi gdi = shownDesktop(frames, QSize(32, 32));
     frames.beginFrame();
-    gdi.fill(QRect(3, 3, 1, 1), 0xff333333);
-    gdi.absorbInto(frames, {QRect(3, 3, 1, 1)});
+    gdi.draw(frames, QRect(3, 3, 1, 1), 0xff333333);
     QElapsedTimer clock;
     clock.start();
     bool released = false; // releaseOverdue() answers true once; QTRY_* evaluates again
@@ -243,9 +242,7 @@ private slots:
 
   void anEmptyMarkedFrameHandsOutNothing() {
     DesktopFrames frames;
-    Gdi gdi(QSize(8, 8));
-    gdi.absorbInto(frames, {QRect(0, 0, 8, 8)});
-    frames.take();
+    Gdi gdi = shownDesktop(frames, QSize(8, 8));
     frames.beginFrame();
     gdi.absorbInto(frames, {QRect(0, 0, 8, 8)}); // same pixels again
     QVERIFY(!frames.endFrame());
@@ -257,8 +254,7 @@ private slots:
     Gdi gdi(QSize(32, 32));
     gdi.absorbInto(frames, {QRect(0, 0, 32, 32)});
     QImage shown = frames.take().frame;
-    gdi.fill(QRect(1, 1, 1, 1), 0xff00ff00);
-    gdi.absorbInto(frames, {QRect(1, 1, 1, 1)});
+    gdi.draw(frames, QRect(1, 1, 1, 1), 0xff00ff00);
     shown = frames.take().frame; // the first frame is now a free spare
     QCOMPARE(frames.poolSize(), 2);
     frames.trimIdle(); // too early: updates just came
@@ -266,8 +262,7 @@ private slots:
     QTRY_COMPARE_WITH_TIMEOUT((frames.trimIdle(), frames.poolSize()), 1, 5000);
     QVERIFY(equalsGdi(shown, gdi));
     // The next update still works (a new frame is brought up to date from the one on show).
-    gdi.fill(QRect(2, 2, 1, 1), 0xff0000ff);
-    gdi.absorbInto(frames, {QRect(2, 2, 1, 1)});
+    gdi.draw(frames, QRect(2, 2, 1, 1), 0xff0000ff);
     QVERIFY(equalsGdi(frames.take().frame, gdi));
   }
 
@@ -276,8 +271,7 @@ private slots:
     Gdi gdi(QSize(16, 16));
     gdi.absorbInto(frames, {QRect(0, 0, 16, 16)});
     QImage held = frames.take().frame;
-    gdi.fill(QRect(0, 0, 1, 1), 0xff0000ff);
-    gdi.absorbInto(frames, {QRect(0, 0, 1, 1)});
+    gdi.draw(frames, QRect(0, 0, 1, 1), 0xff0000ff);
     QCOMPARE(frames.poolSize(), 2);
     frames.wipe();
     QCOMPARE(frames.poolSize(), 0);
