@@ -180,6 +180,9 @@ private:
   bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword));
   RdpConfig config(const GuestProcess& guest) const;
   bool connectSession(RdpSession& session, const GuestProcess& guest);
+  // A started guest, a connected session and the opening pointer move the guest has seen:
+  // inputsAfterOpening() then lists exactly what the test sends next.
+  bool openInputSession(GuestProcess& guest, RdpSession& session);
 
   QTemporaryDir m_certDir;                    // one guest certificate for the whole suite
   QTemporaryDir m_home;                       // HOME/XDG_CONFIG_HOME of this process
@@ -261,6 +264,12 @@ bool tst_RdpSession::connectSession(RdpSession& session, const GuestProcess& gue
   if (!failed.isEmpty())
     qWarning("connect failed: %s", qPrintable(failed.first().first().value<Failure>().toString()));
   return !connected.isEmpty();
+}
+
+bool tst_RdpSession::openInputSession(GuestProcess& guest, RdpSession& session) {
+  return startGuest(guest) && connectSession(session, guest) &&
+         session.sendPointer(kOpenX, kOpenY, 0, 0).ok() &&
+         pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest).has_value(); });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -554,10 +563,8 @@ void tst_RdpSession::abortIsPrompt() {
 
 void tst_RdpSession::deliversMixedInputInOrderExactlyOnce() {
   GuestProcess guest;
-  QVERIFY(startGuest(guest));
   RdpSession session;
-  QVERIFY(connectSession(session, guest));
-  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+  QVERIFY(openInputSession(guest, session));
 
   // 200 sends: plain and extended (0xE0xx) keys, moves, button edges and wheel turns.
   std::mt19937 rng(20240611);
@@ -620,11 +627,8 @@ void tst_RdpSession::deliversMixedInputInOrderExactlyOnce() {
 
 void tst_RdpSession::eachSendIsOnTheWireWhenItReturns() {
   GuestProcess guest;
-  QVERIFY(startGuest(guest));
   RdpSession session;
-  QVERIFY(connectSession(session, guest));
-  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
-  QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest).has_value(); }));
+  QVERIFY(openInputSession(guest, session));
 
   // After each send returns, nothing else is sent; the guest must still receive it, so the
   // bytes cannot be waiting in a client-side buffer for a later write or flush.
@@ -650,10 +654,8 @@ void tst_RdpSession::eachSendIsOnTheWireWhenItReturns() {
 
 void tst_RdpSession::syncWithGuestAnswersAfterEveryEarlierInput() {
   GuestProcess guest;
-  QVERIFY(startGuest(guest));
   RdpSession session;
-  QVERIFY(connectSession(session, guest));
-  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+  QVERIFY(openInputSession(guest, session));
   for (int i = 0; i < 40; ++i)
     QVERIFY(session.sendKey(0x1E, i % 2 == 0).ok());
 
@@ -676,11 +678,8 @@ void tst_RdpSession::syncWithGuestAnswersAfterEveryEarlierInput() {
 
 void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() {
   GuestProcess guest;
-  QVERIFY(startGuest(guest));
   RdpSession session;
-  QVERIFY(connectSession(session, guest));
-  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
-  QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest).has_value(); }));
+  QVERIFY(openInputSession(guest, session));
   for (int i = 0; i < 20; ++i)
     QVERIFY(session.sendKey(0x1E, i % 2 == 0).ok());
 
