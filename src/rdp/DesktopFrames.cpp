@@ -26,6 +26,10 @@ void copyRect(QImage& to, const uchar* from, qsizetype stride, const QRect& rect
                 from + qsizetype(row) * stride + qsizetype(rect.left()) * 4, rowBytes);
 }
 
+void zeroPixels(QImage& image) {
+  explicit_bzero(image.bits(), std::size_t(image.sizeInBytes())); // guest pixels
+}
+
 // Only the pool holds it: nobody can read it while it is written. The acquire fence pairs
 // with the release of the last other holder's reference (QImage's atomic deref).
 bool onlyPoolHolds(const QImage& image) {
@@ -48,13 +52,10 @@ void DesktopFrames::addRect(QList<QRect>& list, const QRect& rect) {
   list = {bounds};
 }
 
-int DesktopFrames::pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop) {
-  if (m_current >= 0 && m_slots[m_current].image.size() != desktop) {
-    m_slots.clear(); // a resize FreeRDP did not report through DesktopResize
-    m_current = -1;
-    m_published = false;
-    m_handout.clear();
-  }
+int DesktopFrames::pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop, bool& wholeCopied) {
+  wholeCopied = false;
+  if (m_current >= 0 && m_slots[m_current].image.size() != desktop)
+    dropFrames(); // a resize FreeRDP did not report through DesktopResize
   if (m_current < 0) {
     // Nothing handed out yet: the first frame is the whole desktop.
     Slot slot{QImage(desktop, QImage::Format_RGB32), {}};
@@ -62,6 +63,7 @@ int DesktopFrames::pickBuilding(const uchar* gdi, qsizetype stride, QSize deskto
       return -1;
     copyRect(slot.image, gdi, stride, QRect(QPoint(0, 0), desktop));
     m_damage = {QRect(QPoint(0, 0), desktop)};
+    wholeCopied = true;
     m_slots.append(std::move(slot));
     return int(m_slots.size()) - 1;
   }
@@ -95,20 +97,15 @@ DesktopFrames::Absorbed DesktopFrames::absorb(const uchar* gdi, qsizetype stride
   std::lock_guard lock(m_mutex);
   m_lastAbsorb = std::chrono::steady_clock::now();
   m_trimmed = false;
-  if (m_building < 0) {
-    const bool first = m_current < 0 || m_slots[m_current].image.size() != desktop;
-    m_building = pickBuilding(gdi, stride, desktop);
-    if (m_building < 0)
-      return result;
-    if (first) {
-      result.changed = true;
-      result.firstPending = holding() ? false : publish();
-      return result; // the whole desktop was copied
-    }
-  }
+  bool wholeCopied = false;
+  if (m_building < 0)
+    m_building = pickBuilding(gdi, stride, desktop, wholeCopied);
+  if (m_building < 0)
+    return result;
+  result.changed = wholeCopied;
   QImage& frame = m_slots[m_building].image;
   const QRect bounds(QPoint(0, 0), desktop);
-  for (const QRect& reported : rects) {
+  for (const QRect& reported : wholeCopied ? std::span<const QRect>() : rects) {
     const QRect rect = reported.intersected(bounds);
     if (rect.isEmpty())
       continue;
@@ -177,17 +174,21 @@ bool DesktopFrames::releaseOverdue() {
   return m_inFrame && !holding() && publish();
 }
 
-bool DesktopFrames::resize(QSize desktop) {
-  std::lock_guard lock(m_mutex);
+void DesktopFrames::dropFrames() {
   for (Slot& slot : m_slots) {
     if (onlyPoolHolds(slot.image))
-      explicit_bzero(slot.image.bits(), std::size_t(slot.image.sizeInBytes()));
+      zeroPixels(slot.image);
   }
   m_slots.clear();
   m_current = m_building = -1;
   m_published = false;
   m_damage.clear();
   m_handout.clear();
+}
+
+bool DesktopFrames::resize(QSize desktop) {
+  std::lock_guard lock(m_mutex);
+  dropFrames();
   m_resized = desktop;
   const bool first = !m_pending;
   m_pending = true;
@@ -215,7 +216,7 @@ void DesktopFrames::freeUnheld(int keep) {
       continue;
     if (++kept <= keep)
       continue;
-    explicit_bzero(m_slots[i].image.bits(), std::size_t(m_slots[i].image.sizeInBytes())); // guest pixels
+    zeroPixels(m_slots[i].image);
     m_slots.removeAt(i);
     if (m_current > i)
       --m_current;
@@ -236,15 +237,7 @@ void DesktopFrames::trimIdle() {
 
 void DesktopFrames::wipe() {
   std::lock_guard lock(m_mutex);
-  for (Slot& slot : m_slots) {
-    if (onlyPoolHolds(slot.image))
-      explicit_bzero(slot.image.bits(), std::size_t(slot.image.sizeInBytes())); // guest pixels
-  }
-  m_slots.clear();
-  m_current = m_building = -1;
-  m_published = false;
-  m_damage.clear();
-  m_handout.clear();
+  dropFrames();
   m_resized.reset();
   m_pending = false;
   m_inFrame = false;

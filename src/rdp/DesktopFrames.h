@@ -73,7 +73,9 @@ private:
     QImage image;
     QList<QRect> stale; // changed in the newest frame since this one was current
   };
-  int pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop); // -1: no frame available
+  // -1: no frame available. `wholeCopied`: the first frame (of this size) was copied whole.
+  int pickBuilding(const uchar* gdi, qsizetype stride, QSize desktop, bool& wholeCopied);
+  void dropFrames(); // zeroes the frames nobody holds, forgets all of them (m_mutex held)
   static void addRect(QList<QRect>& list, const QRect& rect);
   bool holding() const;      // inside a marked frame, not yet overdue (m_mutex held)
   bool publish();            // m_building is complete (m_mutex held); returns firstPending
