@@ -210,18 +210,10 @@ struct RdpCallbacks {
     if (hwnd->invalid->null || hwnd->ninvalid <= 0)
       return TRUE;
     RdpSession* self = sessionOf(context);
-    QRect syncRect;
-    {
-      std::lock_guard lock(self->m_syncMutex);
-      if (self->m_syncPending)
-        syncRect = self->m_syncRect;
-    }
     QVarLengthArray<QRect, 16> rects;
-    bool answered = false;
     for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
       const GDI_RGN& r = hwnd->cinvalid[i];
       rects.append(QRect(r.x, r.y, r.w, r.h));
-      answered = answered || rects.last().intersects(syncRect);
     }
     hwnd->invalid->null = TRUE;
     hwnd->ninvalid = 0;
@@ -231,10 +223,14 @@ struct RdpCallbacks {
     if (absorbed.firstPending)
       self->postToMain([self] { self->handOutFrame(); });
     {
+      // syncWithGuest() arms m_syncRect under m_ioMutex, which this update holds: it cannot
+      // change while the update is processed.
       std::lock_guard lock(self->m_syncMutex);
       if (absorbed.changed)
         self->m_lastChange = std::chrono::steady_clock::now();
-      if (answered && self->m_syncPending) {
+      if (self->m_syncPending && std::any_of(rects.cbegin(), rects.cend(), [self](const QRect& r) {
+            return r.intersects(self->m_syncRect);
+          })) {
         self->m_syncPending = false;
         self->m_syncAnswered = true;
       }
