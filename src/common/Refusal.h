@@ -20,8 +20,11 @@
   X(GrantReused, "GRANT_REUSED", "the grant was already consumed")                                           \
   X(GrantSignature, "GRANT_SIGNATURE", "the grant's signature is missing or invalid")                        \
   X(GrantLedger, "GRANT_LEDGER", "the consumed-grants ledger cannot be used")                                \
+  X(GrantIssuerKeyMissing, "GRANT_ISSUER_KEY_MISSING", "no grant issuer key is configured")                  \
+  X(RunAlreadyOpen, "RUN_ALREADY_OPEN", "a console is already open for this run")                            \
   /* binding to the exact VM */                                                                              \
   X(LibvirtUnavailable, "LIBVIRT_UNAVAILABLE", "libvirt cannot be reached at the grant's URI")               \
+  X(LibvirtUriForbidden, "LIBVIRT_URI_FORBIDDEN", "the libvirt URI is not a local driver")                   \
   X(VmNotFound, "VM_NOT_FOUND", "no domain has the grant's UUID")                                            \
   X(VmNameMismatch, "VM_NAME_MISMATCH", "the domain's name differs from the grant's")                        \
   X(VmNotRunning, "VM_NOT_RUNNING", "the domain is not running")                                             \
@@ -41,6 +44,7 @@
   X(AuthCancelled, "AUTH_CANCELLED", "the operator cancelled the credential prompt")                         \
   X(AuthExhausted, "AUTH_EXHAUSTED", "too many failed credential attempts")                                  \
   X(RdpLost, "RDP_LOST", "the RDP connection was lost")                                                      \
+  X(RdpRedirectRefused, "RDP_REDIRECT_REFUSED", "the guest tried to redirect the connection")                \
   X(InputSendFailed, "INPUT_SEND_FAILED", "an input event could not be sent to the guest")                   \
   /* phases, input gate and lock barrier */                                                                  \
   X(IllegalTransition, "ILLEGAL_TRANSITION", "the phase transition is not allowed")                          \
@@ -49,6 +53,7 @@
   X(QueueFull, "QUEUE_FULL", "the input queue is full")                                                      \
   X(RateLimit, "RATE_LIMIT", "input arrives faster than allowed")                                            \
   X(InputInvalid, "INPUT_INVALID", "the input event is out of range")                                        \
+  X(ScancodeForbidden, "SCANCODE_FORBIDDEN", "the key is not one the panel can send")                        \
   X(SequenceInvalid, "SEQUENCE_INVALID", "the input sequence number is out of order")                        \
   X(DrainFailed, "DRAIN_FAILED", "queued input could not be delivered before the lock")                      \
   X(DrainTimeout, "DRAIN_TIMEOUT", "queued input was not delivered before the lock deadline")                \
@@ -78,6 +83,7 @@
   X(ParentGone, "PARENT_GONE", "the parent process went away")                                               \
   X(IdentityFailure, "IDENTITY_FAILURE", "the guest's identity could not be confirmed")                      \
   X(PrivacyViolation, "PRIVACY_VIOLATION", "a privacy control could not be applied")                         \
+  X(EvidenceHeadMismatch, "EVIDENCE_HEAD_MISMATCH", "the evidence log does not end at the head")             \
   X(Internal, "INTERNAL", "internal error")
 
 namespace gc {
