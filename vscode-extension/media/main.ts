@@ -12,7 +12,7 @@ import {
   WebviewToHostMessage,
 } from '../shared/protocol';
 import { FramePresenter } from './FrameDecoder';
-import { InputCapture, InputMessage } from './InputCapture';
+import { InputCapture, InputMessage, KeyboardOwner } from './InputCapture';
 
 interface VsCodeApi {
   postMessage(message: WebviewToHostMessage): void;
@@ -28,6 +28,19 @@ const PHASE_LABEL: Record<Phase | 'CONNECTING', string> = {
   REVIEWING: 'REVIEWING',
   ACTION: 'ACTION',
   CLOSED: 'CLOSED',
+};
+
+// Chords the host operating system keeps for itself, sent from panel buttons as ordinary
+// key events (down in order, up in reverse); every scancode is in media/scancodes.ts.
+const CHORD_BUTTONS: ReadonlyArray<{ id: string; scancodes: readonly number[] }> = [
+  { id: 'send-cad', scancodes: [0x1d, 0x38, 0xe053] }, // Ctrl+Alt+Del
+  { id: 'send-win', scancodes: [0xe05b] }, // left Windows key
+  { id: 'send-alttab', scancodes: [0x38, 0x0f] }, // Alt+Tab
+];
+
+const KEYBOARD_LABEL: Record<KeyboardOwner, string> = {
+  guest: 'Keys → guest · left Ctrl+Alt gives them back to VS Code · Ctrl+Alt+Shift+P panics',
+  vscode: 'Keys → VS Code · click the guest screen to type into the guest',
 };
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -46,6 +59,8 @@ class PanelApp {
   private readonly stage = byId('stage');
   private readonly canvas = byId<HTMLCanvasElement>('screen');
   private readonly lockButton = byId<HTMLButtonElement>('lock');
+  private readonly keyboardEl = byId('keyboard');
+  private readonly chordButtons = CHORD_BUTTONS.map((c) => ({ ...c, button: byId<HTMLButtonElement>(c.id) }));
   private ws: WebSocket | undefined;
   private phase: Phase | 'CONNECTING' = 'CONNECTING';
   private seq = 0;
@@ -59,6 +74,8 @@ class PanelApp {
     this.input = new InputCapture(this.viewport, this.canvas, {
       send: (m) => this.sendInput(m),
       desktopSize: () => this.desktop,
+      panic: () => this.panic(),
+      keyboardOwner: (owner) => this.showKeyboardOwner(owner),
     });
     this.presenter = new FramePresenter(this.canvas, {
       ack: (frame) => this.send({ type: 'frame_ack', frame }),
@@ -71,10 +88,14 @@ class PanelApp {
       this.send({ type: 'close' });
       this.vscode.postMessage({ type: 'request_close' });
     });
-    byId('panic').addEventListener('click', () => {
-      this.input.detach(false);
-      this.vscode.postMessage({ type: 'request_panic' });
-    });
+    byId('panic').addEventListener('click', () => this.panic());
+    for (const chord of this.chordButtons) {
+      chord.button.addEventListener('click', () => this.input.sendChord(chord.scancodes));
+    }
+    // A click on a header button leaves the focus (and so the keyboard) where it was.
+    for (const button of Array.from(document.querySelectorAll<HTMLButtonElement>('#bar button'))) {
+      button.addEventListener('mousedown', (e) => e.preventDefault());
+    }
     new ResizeObserver(() => this.fit()).observe(this.stage);
     this.vscode.postMessage({ type: 'webview_ready' });
   }
@@ -181,6 +202,10 @@ class PanelApp {
     this.viewport.classList.toggle('readonly', phase !== 'SETUP');
     this.viewport.tabIndex = phase === 'SETUP' ? 0 : -1;
     this.lockButton.disabled = phase !== 'SETUP';
+    for (const chord of this.chordButtons) {
+      chord.button.disabled = phase !== 'SETUP';
+    }
+    this.showKeyboardOwner(this.input.keyboardOwner);
     if (phase === 'CLOSED') {
       this.showBanner(`Closed${reason ? `: ${reason}` : ''}`);
       this.presenter.stop();
@@ -201,6 +226,16 @@ class PanelApp {
     this.input.detach(true);
     this.lockButton.disabled = true;
     this.send({ type: 'lock' });
+  }
+
+  private panic(): void {
+    this.input.detach(false);
+    this.vscode.postMessage({ type: 'request_panic' });
+  }
+
+  private showKeyboardOwner(owner: KeyboardOwner): void {
+    this.keyboardEl.dataset['owner'] = owner;
+    this.keyboardEl.textContent = this.phase === 'SETUP' || owner === 'guest' ? KEYBOARD_LABEL[owner] : 'Keys → VS Code (read-only)';
   }
 
   private sendInput(message: InputMessage): void {

@@ -55,10 +55,16 @@ export function renderPanelHtml(o: PanelHtmlOptions): string {
   <div id="phase" class="phase" data-phase="CONNECTING" role="status" aria-live="polite">CONNECTING</div>
   <div id="identity" class="identity"><span id="vm">—</span><span id="grant"></span><span id="cert"></span></div>
   <div id="counters" class="counters">acked <span id="acked">0</span> · refused <span id="refused">0</span></div>
+  <div id="keyboard" class="keyboard" data-owner="vscode" role="status" aria-live="polite">Keys: VS Code</div>
   <div class="actions">
+    <span class="chords" role="group" aria-label="Keys the host keeps for itself, sent to the guest">
+      <button id="send-cad" type="button" disabled>Send Ctrl+Alt+Del</button>
+      <button id="send-win" type="button" disabled>Send Win</button>
+      <button id="send-alttab" type="button" disabled>Send Alt+Tab</button>
+    </span>
     <button id="lock" type="button" disabled>Lock and Start Capture</button>
     <button id="close" type="button">Close Console</button>
-    <button id="panic" type="button" class="danger">Panic</button>
+    <button id="panic" type="button" class="danger" title="Ctrl+Alt+Shift+P, also while the keys go to the guest">Panic</button>
   </div>
 </header>
 <div id="banner" class="banner" hidden></div>

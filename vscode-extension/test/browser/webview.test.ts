@@ -297,6 +297,247 @@ describe('webview in chromium against a stub console', () => {
     await page.keyboard.up('ShiftLeft');
   });
 
+  // The keyboard (issue 19). VS Code's webview host listens for keydown/keyup on the inner
+  // frame's window in the bubble phase and forwards them to the workbench; `hostSaw` is a
+  // listener installed exactly like it.
+  type SyntheticKey = { type: 'keydown' | 'keyup'; code: string; ctrl?: boolean; alt?: boolean; shift?: boolean; meta?: boolean; altGraph?: boolean };
+
+  async function installHostListener(): Promise<void> {
+    await page.evaluate(() => {
+      const w = window as unknown as { __hostSaw?: string[] };
+      if (w.__hostSaw) return;
+      const saw: string[] = [];
+      w.__hostSaw = saw;
+      window.addEventListener('keydown', (e) => saw.push(`down ${e.code}`));
+      window.addEventListener('keyup', (e) => saw.push(`up ${e.code}`));
+    });
+  }
+
+  async function hostSaw(): Promise<string[]> {
+    return page.evaluate(() => (window as unknown as { __hostSaw: string[] }).__hostSaw.splice(0));
+  }
+
+  /** Untrusted KeyboardEvents at the viewport; resolves with each one's defaultPrevented. */
+  async function dispatchKeys(events: SyntheticKey[]): Promise<boolean[]> {
+    return page.evaluate((evs) => {
+      const viewport = document.getElementById('viewport') as HTMLElement;
+      return evs.map((k) => {
+        const e = new KeyboardEvent(k.type, {
+          code: k.code,
+          ctrlKey: k.ctrl === true,
+          altKey: k.alt === true,
+          shiftKey: k.shift === true,
+          metaKey: k.meta === true,
+          modifierAltGraph: k.altGraph === true,
+          bubbles: true,
+          cancelable: true,
+        });
+        viewport.dispatchEvent(e);
+        return e.defaultPrevented;
+      });
+    }, events);
+  }
+
+  async function keysSince(start: number): Promise<Array<[unknown, unknown]>> {
+    await barrier();
+    return stub.inputsSince(start).flatMap((m) => (m['type'] === 'key' ? [[m['scancode'], m['down']] as [unknown, unknown]] : []));
+  }
+
+  const activeId = (): Promise<string | undefined> => page.evaluate(() => document.activeElement?.id);
+  const keyboardOwner = (): Promise<string | undefined> => page.evaluate(() => document.getElementById('keyboard')?.dataset['owner']);
+
+  it('keepsViewportKeysFromTheHostForwardingAndTheirDefaultActions', async () => {
+    await installHostListener();
+    await page.locator('#screen').click({ position: { x: 20, y: 20 } });
+    assert.equal(await activeId(), 'viewport');
+    assert.equal(await keyboardOwner(), 'guest');
+    await hostSaw();
+    const start = stub.texts().length;
+    for (const chord of ['Control+KeyW', 'Control+KeyP', 'F1', 'Control+Tab', 'Control+KeyA', 'Tab']) await page.keyboard.press(chord);
+    const ctrl = (sc: number): Array<[number, boolean]> => [[0x1d, true], [sc, true], [sc, false], [0x1d, false]];
+    assert.deepEqual(await keysSince(start), [...ctrl(0x11), ...ctrl(0x19), [0x3b, true], [0x3b, false], ...ctrl(0x0f), ...ctrl(0x1e), [0x0f, true], [0x0f, false]]);
+    assert.deepEqual(await hostSaw(), [], 'a key in the focused viewport reached the host listener');
+    assert.equal(await activeId(), 'viewport', 'Tab moved the focus');
+    assert.equal(await page.evaluate(() => window.getSelection()?.toString() ?? ''), '', 'Ctrl+A selected page text');
+    assert.deepEqual(await dispatchKeys([{ type: 'keydown', code: 'KeyS', ctrl: true }, { type: 'keyup', code: 'KeyS', ctrl: true }, { type: 'keyup', code: 'ControlLeft' }]), [true, true, true]);
+
+    // Outside the viewport the page behaves as usual: the host sees the key, the guest does not.
+    const outside = stub.texts().length;
+    await page.evaluate(() => (document.getElementById('close') as HTMLButtonElement).focus());
+    assert.equal(await keyboardOwner(), 'vscode');
+    await page.keyboard.press('KeyB');
+    assert.deepEqual(await keysSince(outside), []);
+    assert.deepEqual(await hostSaw(), ['down KeyB', 'up KeyB']);
+    await page.locator('#screen').click({ position: { x: 20, y: 20 } });
+    assert.equal(await keyboardOwner(), 'guest');
+  });
+
+  it('reconcilesHeldModifiersWithEachKeyEventsFlags', async () => {
+    const start = stub.texts().length;
+    await dispatchKeys([
+      // Ctrl's key-up was swallowed (Ctrl+Tab in a browser window): the next key says Ctrl is up.
+      { type: 'keydown', code: 'ControlLeft', ctrl: true },
+      { type: 'keydown', code: 'KeyA' },
+      { type: 'keyup', code: 'KeyA' },
+      // Shift and right Alt held; a key-up that says neither is down lets both go.
+      { type: 'keydown', code: 'ShiftLeft', shift: true },
+      { type: 'keydown', code: 'AltRight', alt: true, shift: true },
+      { type: 'keyup', code: 'KeyQ' },
+      // AltGr reported through getModifierState('AltGraph'), not altKey: it stays held.
+      { type: 'keydown', code: 'AltRight', altGraph: true },
+      { type: 'keydown', code: 'KeyQ', altGraph: true },
+      { type: 'keyup', code: 'KeyQ', altGraph: true },
+      { type: 'keyup', code: 'AltRight' },
+      // Meta and right Ctrl.
+      { type: 'keydown', code: 'MetaLeft', meta: true },
+      { type: 'keydown', code: 'ControlRight', ctrl: true, meta: true },
+      { type: 'keydown', code: 'KeyE', ctrl: true },
+      { type: 'keyup', code: 'KeyE' },
+    ]);
+    assert.deepEqual(await keysSince(start), [
+      [0x1d, true],
+      [0x1d, false],
+      [0x1e, true],
+      [0x1e, false],
+      [0x2a, true],
+      [0xe038, true],
+      [0x2a, false],
+      [0xe038, false],
+      [0xe038, true],
+      [0x10, true],
+      [0x10, false],
+      [0xe038, false],
+      [0xe05b, true],
+      [0xe01d, true],
+      [0xe05b, false],
+      [0x12, true],
+      [0xe01d, false],
+      [0x12, false],
+    ]);
+  });
+
+  it('releasesEveryHeldKeyLatestFirstOnBlurAndWhenHidden', async () => {
+    let start = stub.texts().length;
+    await page.keyboard.down('ShiftLeft');
+    await page.keyboard.down('KeyA');
+    await page.evaluate(() => window.dispatchEvent(new Event('blur')));
+    assert.deepEqual(await keysSince(start), [
+      [0x2a, true],
+      [0x1e, true],
+      [0x1e, false],
+      [0x2a, false],
+    ]);
+    await page.keyboard.up('KeyA');
+    await page.keyboard.up('ShiftLeft');
+    start = stub.texts().length;
+    await page.keyboard.down('ControlLeft');
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+      delete (document as unknown as { visibilityState?: string }).visibilityState;
+    });
+    await page.keyboard.up('ControlLeft');
+    assert.deepEqual(await keysSince(start), [
+      [0x1d, true],
+      [0x1d, false],
+    ]);
+  });
+
+  it('sendsCtrlAltDelFromItsButtonAndKeepsTheKeyboardOnTheGuest', async () => {
+    const start = stub.texts().length;
+    await page.click('#send-cad');
+    await page.click('#send-win');
+    await page.click('#send-alttab');
+    assert.deepEqual(await keysSince(start), [
+      [0x1d, true],
+      [0x38, true],
+      [0xe053, true],
+      [0xe053, false],
+      [0x38, false],
+      [0x1d, false],
+      [0xe05b, true],
+      [0xe05b, false],
+      [0x38, true],
+      [0x0f, true],
+      [0x0f, false],
+      [0x38, false],
+    ]);
+    assert.equal(await activeId(), 'viewport');
+    assert.equal(await keyboardOwner(), 'guest');
+  });
+
+  it('handsTheKeyboardBackOnLeftCtrlAltAloneAndTakesItOnAClick', async () => {
+    await installHostListener();
+    await hostSaw();
+    let start = stub.texts().length;
+    // Ctrl+Alt with a key in between is the guest's (Ctrl+Alt+End, AltGr chords).
+    for (const k of ['ControlLeft', 'AltLeft']) await page.keyboard.down(k);
+    await page.keyboard.press('End');
+    for (const k of ['AltLeft', 'ControlLeft']) await page.keyboard.up(k);
+    assert.equal(await keyboardOwner(), 'guest');
+    assert.equal((await keysSince(start)).length, 6);
+
+    start = stub.texts().length;
+    for (const k of ['ControlLeft', 'AltLeft']) await page.keyboard.down(k);
+    await page.keyboard.up('AltLeft');
+    await page.waitForFunction(() => document.getElementById('keyboard')?.dataset['owner'] === 'vscode');
+    await page.keyboard.up('ControlLeft');
+    assert.notEqual(await activeId(), 'viewport');
+    assert.match((await page.textContent('#keyboard')) ?? '', /VS Code/);
+    await page.keyboard.press('KeyB');
+    assert.deepEqual(await keysSince(start), [
+      [0x1d, true],
+      [0x38, true],
+      [0x38, false],
+      [0x1d, false],
+    ]);
+    assert.deepEqual(await hostSaw(), ['up ControlLeft', 'down KeyB', 'up KeyB']);
+    // Focus coming back to the page does not take the keyboard again; a click does.
+    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    assert.notEqual(await activeId(), 'viewport');
+    await page.locator('#screen').click({ position: { x: 20, y: 20 } });
+    assert.equal(await keyboardOwner(), 'guest');
+  });
+
+  it('sendsFocusThatLandsOnThePageToTheViewport', async () => {
+    await installHostListener();
+    await hostSaw();
+    const start = stub.texts().length;
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    assert.equal(await keyboardOwner(), 'vscode');
+    // A key while the page itself has the focus is not lost: it goes to the guest.
+    await page.keyboard.press('KeyC');
+    assert.equal(await activeId(), 'viewport');
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    assert.equal(await activeId(), 'viewport');
+    assert.equal(await keyboardOwner(), 'guest');
+    assert.deepEqual(await keysSince(start), [
+      [0x2e, true],
+      [0x2e, false],
+    ]);
+    assert.deepEqual(await hostSaw(), []);
+  });
+
+  it('panicChordAsksTheHostForPanicAndSendsNoKeyOfItsOwn', async () => {
+    const start = stub.texts().length;
+    const postedBefore = await page.evaluate(() => (window as unknown as { __posted: Array<{ type: string }> }).__posted.filter((m) => m.type === 'request_panic').length);
+    await page.keyboard.press('Control+Alt+Shift+KeyP');
+    await page.waitForFunction((n) => (window as unknown as { __posted: Array<{ type: string }> }).__posted.filter((m) => m.type === 'request_panic').length === n + 1, postedBefore);
+    // Ctrl, Alt and Shift went down before P; P itself never reaches the guest, and nothing after.
+    assert.deepEqual(await keysSince(start), [
+      [0x1d, true],
+      [0x38, true],
+      [0x2a, true],
+    ]);
+    await page.keyboard.press('KeyZ');
+    assert.deepEqual(await keysSince(start), [
+      [0x1d, true],
+      [0x38, true],
+      [0x2a, true],
+    ]);
+  });
+
   it('sendsNoInputAfterReadOnlyAndKeepsNoInputListener', async () => {
     stub.send({ type: 'phase', phase: 'LOCKING', reason: '' });
     await phaseShown('LOCKING');
