@@ -42,4 +42,19 @@ describe('panel CSP', () => {
     assert.ok(html.includes('&#60;b&#62;T&#60;/b&#62;'), 'title is escaped');
     assert.ok(!/\son[a-z]+=/.test(html), 'no inline handlers');
   });
+
+  it('rendersTheKeyboardIndicatorAndTheChordButtonsDisabledUntilSetup', () => {
+    const html = renderPanelHtml({
+      cspSource: 'vscode-resource:',
+      nonce: NONCE,
+      scriptUri: 'https://x/main.js',
+      styleUri: 'https://x/view.css',
+      connectSources: ['ws://127.0.0.1:1'],
+      title: 'T',
+    });
+    assert.match(html, /<div id="keyboard" class="keyboard" data-owner="vscode" role="status"/);
+    for (const id of ['send-cad', 'send-win', 'send-alttab', 'lock']) {
+      assert.match(html, new RegExp(`<button id="${id}" type="button" disabled>`), id);
+    }
+  });
 });
