@@ -43,9 +43,12 @@ export function isPanicChord(e: KeyboardEvent): boolean {
 // only, because a Windows host reports AltGr as ControlLeft+AltRight.
 export const RELEASE_CHORD = Object.freeze([0x1d, 0x38]);
 
-// The modifiers a key event's flags speak for. AltRight is AltGr on many layouts, where
+/** What key, pointer and wheel events all say about the modifiers. */
+type ModifierFlags = Pick<KeyboardEvent, 'ctrlKey' | 'shiftKey' | 'altKey' | 'metaKey' | 'getModifierState'>;
+
+// The modifiers an event's flags speak for. AltRight is AltGr on many layouts, where
 // the browser reports it through getModifierState('AltGraph') instead of altKey.
-const MODIFIERS: ReadonlyArray<{ scancode: number; held: (e: KeyboardEvent) => boolean }> = [
+const MODIFIERS: ReadonlyArray<{ scancode: number; held: (e: ModifierFlags) => boolean }> = [
   { scancode: 0x1d, held: (e) => e.ctrlKey },
   { scancode: 0xe01d, held: (e) => e.ctrlKey },
   { scancode: 0x2a, held: (e) => e.shiftKey },
@@ -250,7 +253,7 @@ export class InputCapture {
   }
 
   /** Lets go of held modifiers the event's own flags say are up (the browser ate their key-up). */
-  private reconcileModifiers(e: KeyboardEvent, own: number): void {
+  private reconcileModifiers(e: ModifierFlags, own = 0): void {
     for (const m of MODIFIERS) {
       if (m.scancode !== own && this.heldKeys.has(m.scancode) && !m.held(e)) {
         this.heldKeys.delete(m.scancode);
@@ -293,6 +296,7 @@ export class InputCapture {
       this.canvas.setPointerCapture(e.pointerId);
     }
     this.pendingMove = undefined;
+    this.reconcileModifiers(e); // a click is the next event after a swallowed key-up, too
     this.buttons = e.buttons & 7; // DOM bits match the protocol: 1 left, 2 right, 4 middle
     this.sendPointer(this.mapToDesktop(e.clientX, e.clientY), 0);
   }
@@ -303,6 +307,7 @@ export class InputCapture {
       return;
     }
     this.flushMove();
+    this.reconcileModifiers(e);
     this.sendPointer(this.mapToDesktop(e.clientX, e.clientY), e.deltaY < 0 ? WHEEL_NOTCH : -WHEEL_NOTCH);
   }
 

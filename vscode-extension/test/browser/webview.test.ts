@@ -394,6 +394,17 @@ describe('webview in chromium against a stub console', () => {
       { type: 'keydown', code: 'KeyE', ctrl: true },
       { type: 'keyup', code: 'KeyE' },
     ]);
+    // A wheel (or click) is the next event too: Shift held, the wheel says it is up.
+    await dispatchKeys([{ type: 'keydown', code: 'ShiftLeft', shift: true }]);
+    await page.evaluate(() => document.getElementById('screen')?.dispatchEvent(new WheelEvent('wheel', { deltaY: 120, shiftKey: false, bubbles: true, cancelable: true })));
+    const events = await barrier().then(() => stub.inputsSince(start));
+    assert.deepEqual(
+      events.slice(-2).map((m) => [m['type'], m['scancode'] ?? m['wheel']]),
+      [
+        ['key', 0x2a],
+        ['pointer', -120],
+      ],
+    );
     assert.deepEqual(await keysSince(start), [
       [0x1d, true],
       [0x1d, false],
@@ -413,6 +424,8 @@ describe('webview in chromium against a stub console', () => {
       [0x12, true],
       [0xe01d, false],
       [0x12, false],
+      [0x2a, true],
+      [0x2a, false],
     ]);
   });
 
