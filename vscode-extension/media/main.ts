@@ -225,6 +225,9 @@ class PanelApp {
     // Let go of held keys while input is still accepted, then stop listening for good.
     this.input.detach(true);
     this.lockButton.disabled = true;
+    for (const chord of this.chordButtons) {
+      chord.button.disabled = true;
+    }
     this.send({ type: 'lock' });
   }
 
