@@ -12,6 +12,15 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/packaging/copyri
 file(GLOB gc_docs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${gc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
+# Manual pages, compressed as Debian installs them (gzip -n: no time stamp in the file).
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/packaging)
+foreach(page guest-console.1 guest-console-viewer.1)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/packaging/man/${page})
+  execute_process(COMMAND gzip -9 -n -c ${CMAKE_SOURCE_DIR}/packaging/man/${page}
+                  OUTPUT_FILE ${CMAKE_BINARY_DIR}/packaging/${page}.gz COMMAND_ERROR_IS_FATAL ANY)
+  install(FILES ${CMAKE_BINARY_DIR}/packaging/${page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endforeach()
+
 # Machine-scoped configuration: the operator puts the grant issuer's public key here as
 # grant-issuer.pem. Shipped empty (root:root 0755): the package never carries a key.
 # With the prefix /usr this is /etc/guest-console (GNUInstallDirs' special case).
