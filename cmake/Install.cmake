@@ -23,6 +23,7 @@ endforeach()
 
 # Machine-scoped configuration: the operator puts the grant issuer's public key here as
 # grant-issuer.pem. Shipped empty (root:root 0755): the package never carries a key.
-# With the prefix /usr this is /etc/guest-console (GNUInstallDirs' special case).
+# With the prefix /usr this is /etc/guest-console (GNUInstallDirs' special case), an absolute
+# path that `cmake --install --prefix` does not move: stage an install with DESTDIR instead.
 set(GC_CONFIG_DIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/guest-console)
 install(DIRECTORY DESTINATION ${GC_CONFIG_DIR})
