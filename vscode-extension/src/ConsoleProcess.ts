@@ -4,6 +4,8 @@
 
 import * as childProcess from 'child_process';
 import type { ChildProcess, SpawnOptions } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
 import { ControlCommand, ControlEvent, isPhase } from '../shared/protocol';
 import { Disposable, Emitter, toDisposable } from './Disposable';
 import { redact } from './redact';
@@ -49,6 +51,48 @@ const ENV_ALLOWLIST = new Set([
   'XDG_CACHE_HOME',
 ]);
 const SECRET_LOOKING_NAME = /PASS|SECRET|TOKEN|CRED|CAPAB|KEY|AUTH|COOKIE/i;
+
+/** Where the .deb installs the console; looked in after PATH (a desktop session's PATH may be short). */
+export const INSTALLED_BIN_DIRS: readonly string[] = ['/usr/bin'];
+
+export type ConsoleBinary = { ok: true; path: string } | { ok: false; reason: string };
+
+function isExecutableFile(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `guestConsole.binaryPath` -> the absolute path that is spawned (no shell is involved).
+ * An absolute path is taken as it is. A bare command name (the default, `guest-console`) is
+ * looked up in PATH's absolute directories, then in INSTALLED_BIN_DIRS; relative PATH
+ * entries ('', '.') are skipped, as is a relative path with a slash: either would depend on
+ * the extension host's working directory.
+ */
+export function resolveConsoleBinary(
+  setting: string,
+  env: NodeJS.ProcessEnv = process.env,
+  installedDirs: readonly string[] = INSTALLED_BIN_DIRS,
+): ConsoleBinary {
+  if (path.isAbsolute(setting)) {
+    return { ok: true, path: setting };
+  }
+  if (setting === '' || setting.includes('/')) {
+    return { ok: false, reason: `guestConsole.binaryPath must be an absolute path or a command name, not "${setting}"` };
+  }
+  const dirs = [...(env['PATH'] ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)), ...installedDirs];
+  for (const dir of dirs) {
+    const candidate = path.join(dir, setting);
+    if (isExecutableFile(candidate)) {
+      return { ok: true, path: candidate };
+    }
+  }
+  return { ok: false, reason: `no executable "${setting}" in PATH or ${installedDirs.join(', ')}; install the guest-console package or set guestConsole.binaryPath` };
+}
 
 export function buildConsoleArgv(grantPath: string, allowOrigins: readonly string[] = []): string[] {
   // Bounded and fixed: the grant path and the web host's origin are the only variable
@@ -169,7 +213,7 @@ export class LineSplitter {
 }
 
 export class ConsoleProcess extends Disposable {
-  private readonly child: ChildProcess;
+  private readonly child: ChildProcess | undefined;
   private readonly exitPromise: Promise<ConsoleExit>;
   private exitInfo: ConsoleExit | undefined;
   private terminating: Promise<unknown> | undefined;
@@ -189,21 +233,35 @@ export class ConsoleProcess extends Disposable {
     this.terminateGraceMs = options.terminateGraceMs ?? 2000;
     this.panicGraceMs = options.panicGraceMs ?? 40;
     const spawn: SpawnFunction = options.spawn ?? childProcess.spawn;
-    this.child = spawn(options.binaryPath, buildConsoleArgv(options.grantPath, options.allowOrigins), {
+    const parentEnv = options.parentEnv ?? process.env;
+    const binary = resolveConsoleBinary(options.binaryPath, parentEnv);
+    if (!binary.ok) {
+      // Nothing is spawned; reported like a spawn failure, after the caller subscribed.
+      this.log(`console could not start: ${binary.reason}`);
+      this.child = undefined;
+      this.exitInfo = { code: null, signal: null };
+      const exit = this.exitInfo;
+      this.exitPromise = Promise.resolve(exit);
+      setImmediate(() => this.onExitEmitter.fire(exit));
+      this.pid = -1;
+      return;
+    }
+    const child = spawn(binary.path, buildConsoleArgv(options.grantPath, options.allowOrigins), {
       shell: false,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: buildConsoleEnv(options.parentEnv ?? process.env),
+      env: buildConsoleEnv(parentEnv),
       windowsHide: true,
     });
+    this.child = child;
     this.exitPromise = new Promise<ConsoleExit>((resolve) => {
-      this.child.once('exit', (code, signal) => {
+      child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         resolve(this.exitInfo);
         this.onExitEmitter.fire(this.exitInfo);
       });
-      this.child.once('error', (err) => {
+      child.once('error', (err) => {
         // spawn failure (ENOENT, EACCES): there will be no 'exit'.
-        if (this.child.pid === undefined && !this.exitInfo) {
+        if (child.pid === undefined && !this.exitInfo) {
           this.log(`console could not start: ${redact(err.message)}`);
           this.exitInfo = { code: null, signal: null };
           resolve(this.exitInfo);
@@ -211,7 +269,7 @@ export class ConsoleProcess extends Disposable {
         }
       });
     });
-    this.pid = this.child.pid ?? -1;
+    this.pid = child.pid ?? -1;
 
     const maxLineBytes = options.maxLineBytes ?? 64 * 1024;
     const stdout = new LineSplitter(
@@ -219,15 +277,15 @@ export class ConsoleProcess extends Disposable {
       (line) => this.handleStdoutLine(line),
       (bytes) => this.log(`console stdout line over ${maxLineBytes} bytes dropped (${bytes}+ bytes)`),
     );
-    this.child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     const stderr = new LineSplitter(
       maxLineBytes,
       (line) => this.log(`console: ${redact(line)}`),
       () => this.log('console stderr line too long, dropped'),
     );
-    this.child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     // EPIPE after the child is gone is expected; never crash the host for it.
-    this.child.stdin?.on('error', () => undefined);
+    child.stdin?.on('error', () => undefined);
     this.register(toDisposable(() => void this.terminate()));
   }
 
@@ -241,7 +299,7 @@ export class ConsoleProcess extends Disposable {
 
   /** Writes one command line. The credentials line is zeroed once the pipe took it. */
   send(command: ControlCommand): boolean {
-    const stdin = this.child.stdin;
+    const stdin = this.child?.stdin;
     if (this.exited || !stdin || stdin.destroyed || !stdin.writable) {
       return false;
     }
@@ -277,7 +335,7 @@ export class ConsoleProcess extends Disposable {
   terminate(graceMs = this.terminateGraceMs): Promise<ConsoleExit> {
     if (!this.exited && !this.terminating) {
       this.send({ cmd: 'close' });
-      this.child.stdin?.end();
+      this.child?.stdin?.end();
       const politeMs = Math.min(500, Math.floor(graceMs / 2));
       const term = setTimeout(() => this.signal('SIGTERM'), politeMs);
       const kill = setTimeout(() => this.signal('SIGKILL'), politeMs + graceMs);
@@ -293,7 +351,7 @@ export class ConsoleProcess extends Disposable {
     // ChildProcess.kill signals exactly child.pid, and is a no-op once it was reaped,
     // so a recycled PID is never hit.
     if (!this.exited && this.pid > 0) {
-      this.child.kill(sig);
+      this.child?.kill(sig);
     }
   }
 

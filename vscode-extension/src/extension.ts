@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import { ConsoleManager } from './ConsoleManager';
+import { resolveConsoleBinary } from './ConsoleProcess';
 import type { HostApi } from './HostApi';
 import { McpRegistration } from './McpRegistration';
 
@@ -29,7 +30,12 @@ export function activate(context: vscode.ExtensionContext): void {
     settings,
     log: (line) => output.appendLine(`${new Date().toISOString()} ${line}`),
   };
-  const mcp = new McpRegistration(vscode, () => settings().binaryPath, version, host.log);
+  // The MCP relay is the same console binary the panel's console was spawned from.
+  const consoleBinary = () => {
+    const resolved = resolveConsoleBinary(settings().binaryPath);
+    return resolved.ok ? resolved.path : settings().binaryPath;
+  };
+  const mcp = new McpRegistration(vscode, consoleBinary, version, host.log);
   context.subscriptions.push(mcp);
   manager = new ConsoleManager(host, mcp);
   const m = manager;

@@ -26,7 +26,11 @@ const WIDTH = 640;
 const HEIGHT = 400;
 const t0 = Date.now();
 const stamp = (what: string): void => console.log(`# e2e +${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
-const consolePids = (grantPath: string): Promise<number[]> => consolePidsOf(BIN.console, grantPath);
+// The console the extension must spawn: the build's, named in guestConsole.binaryPath; or,
+// with GC_INSTALLED_CONSOLE (tests/package/run), the installed package's, which the extension
+// finds through the setting's default.
+const INSTALLED_CONSOLE = process.env['GC_INSTALLED_CONSOLE'];
+const consolePids = (grantPath: string): Promise<number[]> => consolePidsOf(INSTALLED_CONSOLE ?? BIN.console, grantPath);
 
 const install = installCodeServer();
 
@@ -54,7 +58,7 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     lane = await CodeServerLane.start({
       codeServer: install.bin ?? '',
       vsix: process.env['GC_VSIX'],
-      consoleBin: BIN.console,
+      ...(INSTALLED_CONSOLE === undefined ? { consoleBin: BIN.console } : {}),
       root: dirs.root,
       runtimeDir: dirs.runtime,
       stateDir: dirs.state,

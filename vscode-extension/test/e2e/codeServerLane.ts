@@ -55,8 +55,11 @@ export interface CodeServerLaneOptions {
   codeServer: string;
   /** The packaged extension; packaged here (vsce) when absent. */
   vsix?: string;
-  /** `guestConsole.binaryPath`: the console the extension spawns. */
-  consoleBin: string;
+  /**
+   * `guestConsole.binaryPath`: the console the extension spawns. Absent: the setting stays
+   * unset and the extension finds the installed console by its default (tests/package/run).
+   */
+  consoleBin?: string;
   /** A private directory for code-server's and chromium's state (created if missing). */
   root: string;
   /** XDG_RUNTIME_DIR / XDG_STATE_HOME: what the extension passes on to the console (its env allow-list). */
@@ -141,7 +144,7 @@ export class CodeServerLane {
       path.join(d('user-data'), 'User', 'settings.json'),
       JSON.stringify(
         {
-          'guestConsole.binaryPath': this.o.consoleBin,
+          ...(this.o.consoleBin === undefined ? {} : { 'guestConsole.binaryPath': this.o.consoleBin }),
           'workbench.startupEditor': 'none',
           'workbench.tips.enabled': false,
           'workbench.enableExperiments': false,

@@ -57,7 +57,7 @@ describe('ConsoleProcess', () => {
   it('terminateEndsExactlyItsPidAndLeavesALookalikeAlive', async () => {
     const lookalike = realSpawn(process.execPath, ['-e', 'setInterval(()=>{},1000)'], { stdio: 'ignore' });
     try {
-      const proc = new ConsoleProcess({ binaryPath: 'unused', grantPath: '/nonexistent', log: () => undefined, spawn: harmlessChild() });
+      const proc = new ConsoleProcess({ binaryPath: '/unused/guest-console', grantPath: '/nonexistent', log: () => undefined, spawn: harmlessChild() });
       assert.ok(proc.pid > 0);
       assert.ok(pidAlive(proc.pid));
       const exit = await proc.terminate(500);
