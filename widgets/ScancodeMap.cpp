@@ -10,6 +10,8 @@ namespace {
 constexpr quint16 E = 0xE000;
 
 // Linux input-event-codes.h (KEY_*) beyond the range where evdev code == set-1 code.
+// KEY_POWER, KEY_SLEEP and KEY_WAKEUP are left out: the console refuses the ACPI keys
+// (SCANCODE_FORBIDDEN). Every value is on the protocol's keyboard table (tst_inputgate).
 const QHash<quint32, quint16>& evdevTable() {
   static const QHash<quint32, quint16> table{
       {86, 0x56},      // KEY_102ND (ISO key left of Z)
@@ -37,7 +39,6 @@ const QHash<quint32, quint16>& evdevTable() {
       {113, E | 0x20}, // KEY_MUTE
       {114, E | 0x2E}, // KEY_VOLUMEDOWN
       {115, E | 0x30}, // KEY_VOLUMEUP
-      {116, E | 0x5E}, // KEY_POWER
       {117, 0x59},     // KEY_KPEQUAL
       {121, 0x7E},     // KEY_KPCOMMA
       {124, 0x7D},     // KEY_YEN
@@ -46,8 +47,6 @@ const QHash<quint32, quint16>& evdevTable() {
       {127, E | 0x5D}, // KEY_COMPOSE (context menu)
       {128, E | 0x68}, // KEY_STOP
       {140, E | 0x21}, // KEY_CALC
-      {142, E | 0x5F}, // KEY_SLEEP
-      {143, E | 0x63}, // KEY_WAKEUP
       {155, E | 0x6C}, // KEY_MAIL
       {156, E | 0x66}, // KEY_BOOKMARKS
       {157, E | 0x6B}, // KEY_COMPUTER

@@ -19,6 +19,10 @@ struct PanelPolicy {
   QStringList extraOrigins;
   bool allowMissingOrigin = true; // the Qt viewer sends no Origin
   int helloDeadlineMs = 3000;
+  // Connections that have not said hello yet, each with its own deadline. Only a valid hello
+  // claims the panel slot; past the bound the OLDEST pending connection is closed, so a
+  // squatter that keeps reconnecting cannot keep a fresh panel out (PanelServer.h).
+  int maxPendingPanels = 8;
   int maxMessagesPerSecond = 2000;
 
   bool originAllowed(const QString& origin) const;

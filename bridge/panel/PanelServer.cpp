@@ -1,5 +1,7 @@
 #include "bridge/panel/PanelServer.h"
 
+#include "bridge/panel/LoopbackPeer.h"
+
 #include <QElapsedTimer>
 #include <QLoggingCategory>
 #include <QWebSocket>
@@ -9,6 +11,8 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <unistd.h>
+#include <utility>
 
 namespace gc {
 
@@ -33,11 +37,13 @@ constexpr qint64 kTransportCapBytes = 64 * 1024;
 
 PanelServer::PanelServer(PanelPolicy policy, QObject* parent)
     : QObject(parent), m_policy(std::move(policy)),
-      m_server(new QWebSocketServer(QStringLiteral("guest-console"), QWebSocketServer::NonSecureMode, this)) {
-  m_server->setMaxPendingConnections(1);
-  m_helloTimer.setSingleShot(true);
-  connect(&m_helloTimer, &QTimer::timeout, this,
-          [this] { refuse(Refusal::PanelTimeout, QStringLiteral("no hello within the deadline"), true); });
+      // No server name: the handshake does not announce the product to whoever connects.
+      m_server(new QWebSocketServer(QString(), QWebSocketServer::NonSecureMode, this)) {
+  // Handshaken sockets are taken at once (onNewConnection); the bound that matters is ours.
+  m_server->setMaxPendingConnections(std::max(1, m_policy.maxPendingPanels));
+  // A TCP connection that never completes the WebSocket handshake is dropped as fast as one
+  // that never says hello.
+  m_server->setHandshakeTimeout(std::max(1, m_policy.helloDeadlineMs));
   connect(m_server, &QWebSocketServer::newConnection, this, &PanelServer::onNewConnection);
   // Refuse a foreign Origin in the handshake itself: the socket never opens.
   connect(m_server, &QWebSocketServer::originAuthenticationRequired, this,
@@ -73,6 +79,12 @@ void PanelServer::stop() {
     m_panel->abort();
     m_panel->deleteLater();
   }
+  m_foreign.clear();
+  for (QWebSocket* socket : std::exchange(m_pending, {})) {
+    socket->disconnect(this);
+    socket->abort();
+    socket->deleteLater();
+  }
   m_server->close();
 }
 
@@ -83,6 +95,22 @@ void PanelServer::refuseSocket(QWebSocket* socket, Refusal code, const QString& 
   socket->sendTextMessage(QString::fromUtf8(panel::error(code, message)));
   socket->close(QWebSocketProtocol::CloseCodePolicyViolated, refusalName(code));
   socket->deleteLater();
+}
+
+int PanelServer::pickEviction(const QList<bool>& pendingForeign, bool newcomerForeign) {
+  const qsizetype oldestForeign = pendingForeign.indexOf(true);
+  if (oldestForeign >= 0)
+    return int(oldestForeign);
+  if (newcomerForeign || pendingForeign.isEmpty())
+    return -1;
+  return 0;
+}
+
+void PanelServer::refusePending(QWebSocket* socket, Refusal code, const QString& message) {
+  m_pending.removeOne(socket);
+  m_foreign.remove(socket);
+  socket->disconnect(this); // nothing it still sends is looked at
+  refuseSocket(socket, code, message);
 }
 
 void PanelServer::onNewConnection() {
@@ -96,16 +124,41 @@ void PanelServer::onNewConnection() {
       refuseSocket(socket, Refusal::PanelOrigin, QStringLiteral("origin not allowed"));
       continue;
     }
-    m_panel = socket;
-    m_authorized = false;
+    // Whose process is connecting: another user's can never push one of ours out.
+    const std::optional<uid_t> uid = LoopbackPeer::uidOf(socket->peerAddress(), socket->peerPort(),
+                                                         socket->localAddress(), socket->localPort());
+    const bool foreign = !uid || *uid != ::geteuid();
+    if (m_pending.size() >= std::max(1, m_policy.maxPendingPanels)) {
+      QList<bool> ranks;
+      for (QWebSocket* p : std::as_const(m_pending))
+        ranks.append(m_foreign.contains(p));
+      const int victim = pickEviction(ranks, foreign);
+      if (victim < 0) {
+        refuseSocket(socket, Refusal::PanelBusy,
+                     QStringLiteral("%1 connections of this user await hello").arg(m_pending.size()));
+        continue;
+      }
+      refusePending(m_pending.at(victim), Refusal::PanelBusy,
+                    QStringLiteral("%1 connections were awaiting hello: the oldest%2 was closed")
+                        .arg(m_pending.size())
+                        .arg(ranks.at(victim) ? QStringLiteral(" of another user") : QString()));
+    }
     socket->setMaxAllowedIncomingMessageSize(kTransportCapBytes);
     socket->setMaxAllowedIncomingFrameSize(kTransportCapBytes);
     connect(socket, &QWebSocket::textMessageReceived, this, &PanelServer::onText);
     connect(socket, &QWebSocket::binaryMessageReceived, this, &PanelServer::onBinary);
     connect(socket, &QWebSocket::disconnected, this, &PanelServer::onDisconnected);
-    m_tokens = m_policy.maxMessagesPerSecond;
-    m_lastRefillMs = monotonicMs();
-    m_helloTimer.start(m_policy.helloDeadlineMs);
+    // Its own deadline: a child of the socket, gone with it.
+    auto* deadline = new QTimer(socket);
+    deadline->setSingleShot(true);
+    connect(deadline, &QTimer::timeout, this, [this, socket] {
+      if (m_pending.contains(socket))
+        refusePending(socket, Refusal::PanelTimeout, QStringLiteral("no hello within the deadline"));
+    });
+    deadline->start(m_policy.helloDeadlineMs);
+    m_pending.append(socket);
+    if (foreign)
+      m_foreign.insert(socket);
   }
 }
 
@@ -115,10 +168,8 @@ void PanelServer::refuse(Refusal code, const QString& message, bool closeSocket)
   if (!m_panel)
     return;
   m_panel->sendTextMessage(QString::fromUtf8(panel::error(code, message)));
-  if (closeSocket) {
-    m_helloTimer.stop();
+  if (closeSocket)
     m_panel->close(QWebSocketProtocol::CloseCodePolicyViolated, refusalName(code));
-  }
 }
 
 bool PanelServer::takeToken() {
@@ -132,8 +183,21 @@ bool PanelServer::takeToken() {
   return true;
 }
 
+void PanelServer::onPendingText(QWebSocket* socket, const QString& text) {
+  // One message decides a pending connection: it is a valid hello or the socket is closed.
+  const Outcome<panel::Message> message = panel::parse(text.toUtf8());
+  if (!message.ok() || !std::holds_alternative<panel::Hello>(message.value())) {
+    refusePending(socket, Refusal::PanelUnauthorized, QStringLiteral("the first message must be hello"));
+    return;
+  }
+  handleHello(socket, std::get<panel::Hello>(message.value()));
+}
+
 void PanelServer::onText(const QString& text) {
-  if (sender() != m_panel)
+  auto* socket = qobject_cast<QWebSocket*>(sender());
+  if (socket && m_pending.contains(socket))
+    return onPendingText(socket, text);
+  if (!socket || socket != m_panel)
     return;
   if (!takeToken()) {
     // Count every dropped message; tell the panel at most once a second.
@@ -149,14 +213,6 @@ void PanelServer::onText(const QString& text) {
   }
   const QByteArray bytes = text.toUtf8();
   const Outcome<panel::Message> message = panel::parse(bytes);
-  if (!m_authorized) {
-    if (!message.ok() || !std::holds_alternative<panel::Hello>(message.value())) {
-      refuse(Refusal::PanelUnauthorized, QStringLiteral("the first message must be hello"), true);
-      return;
-    }
-    handleHello(message.value());
-    return;
-  }
   if (!message.ok()) {
     refuse(message.code(), message.failure().message, false);
     return;
@@ -180,53 +236,69 @@ void PanelServer::onText(const QString& text) {
       message.value());
 }
 
-void PanelServer::handleHello(const panel::Message& message) {
-  const auto& hello = std::get<panel::Hello>(message);
+void PanelServer::handleHello(QWebSocket* socket, const panel::Hello& hello) {
   const bool capabilityOk =
       hello.capability.size() == m_policy.capability.size() && m_policy.capability.size() == 32 &&
       CRYPTO_memcmp(hello.capability.constData(), m_policy.capability.constData(), 32) == 0;
   if (!capabilityOk) {
-    refuse(Refusal::PanelUnauthorized, QStringLiteral("wrong capability"), true);
+    refusePending(socket, Refusal::PanelUnauthorized, QStringLiteral("wrong capability"));
     return;
   }
   if (hello.run != m_policy.run || hello.task != m_policy.task) {
-    refuse(Refusal::PanelMismatch, QStringLiteral("run or task differ from the grant"), true);
+    refusePending(socket, Refusal::PanelMismatch, QStringLiteral("run or task differ from the grant"));
     return;
   }
   for (auto it = hello.panel.begin(); it != hello.panel.end(); ++it) {
     if (m_policy.panelMetadata.value(it.key()) != it.value()) {
-      refuse(Refusal::PanelMismatch, QStringLiteral("panel metadata differ from the grant"), true);
+      refusePending(socket, Refusal::PanelMismatch, QStringLiteral("panel metadata differ from the grant"));
       return;
     }
   }
-  m_helloTimer.stop();
+  m_pending.removeOne(socket);
+  m_foreign.remove(socket);
+  qDeleteAll(socket->findChildren<QTimer*>(Qt::FindDirectChildrenOnly)); // its hello deadline
+  m_panel = socket;
   m_authorized = true;
   m_used = true;
+  m_tokens = m_policy.maxMessagesPerSecond;
+  m_lastRefillMs = monotonicMs();
+  // The slot is taken: whoever else is still waiting to say hello is turned away.
+  while (!m_pending.isEmpty())
+    refusePending(m_pending.constFirst(), Refusal::PanelBusy,
+                  QStringLiteral("another panel said hello first"));
   qCInfo(lcPanel) << "panel authorized:" << hello.clientKind << hello.clientVersion;
   emit panelAuthorized(hello);
 }
 
 void PanelServer::onBinary(const QByteArray& data) {
   Q_UNUSED(data);
-  if (sender() != m_panel)
-    return;
-  if (!m_authorized) {
-    refuse(Refusal::PanelUnauthorized, QStringLiteral("the first message must be hello"), true);
+  auto* socket = qobject_cast<QWebSocket*>(sender());
+  if (socket && m_pending.contains(socket)) {
+    refusePending(socket, Refusal::PanelUnauthorized, QStringLiteral("the first message must be hello"));
     return;
   }
+  if (!socket || socket != m_panel)
+    return;
   refuse(Refusal::ProtocolBinary, QStringLiteral("the panel sends text messages only"), false);
 }
 
 void PanelServer::onDisconnected() {
   auto* socket = qobject_cast<QWebSocket*>(sender());
-  if (!socket || socket != m_panel)
+  if (!socket)
     return;
-  const bool wasAuthorized = m_authorized;
+  const bool pending = m_pending.removeOne(socket);
+  m_foreign.remove(socket);
+  if (!pending && socket != m_panel)
+    return;
   if (socket->closeCode() == QWebSocketProtocol::CloseCodeTooMuchData) {
     ++m_refusals[Refusal::ProtocolOversize];
     emit refused(Refusal::ProtocolOversize, QStringLiteral("message over the transport cap"));
   }
-  m_helloTimer.stop();
+  if (pending) {
+    socket->deleteLater();
+    return;
+  }
+  const bool wasAuthorized = m_authorized;
   m_panel = nullptr;
   m_authorized = false;
   socket->deleteLater();

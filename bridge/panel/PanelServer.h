@@ -2,8 +2,18 @@
 // owns its sockets and only routes: it authorizes one panel, parses its messages and emits
 // them as typed signals; it never decides about phases or input (the Console does).
 //
-// One panel per console lifetime: a second connection, a bad Origin, a missing or wrong
-// hello, or a hello that comes late is refused and closed. Every refusal is counted.
+// One panel per console lifetime. Connecting claims nothing: up to maxPendingPanels
+// connections may wait for their hello at once, each under its own deadline, and the first
+// valid hello takes the slot; the other pending connections are then closed (PANEL_BUSY).
+// A connection beyond the bound makes room by closing the oldest pending one (PANEL_BUSY),
+// taking one from another local user first (LoopbackPeer: the uid owning the peer socket);
+// another user's newcomer never pushes out one of this user's, it is turned away instead.
+// So a squatter of another uid, however fast it reconnects, cannot evict the genuine panel
+// before its hello; one of this user's that connects without saying hello only evicts its
+// own stale sockets while the genuine panel says hello within milliseconds of connecting.
+// (Refusing every newcomer instead would let 8 idle sockets starve every genuine panel.) A bad Origin, a
+// missing or wrong hello, or a hello that comes late is refused and closed. Every refusal
+// is counted. The handshake names no product (no Server: value).
 #pragma once
 
 #include "bridge/panel/PanelMessage.h"
@@ -13,6 +23,7 @@
 #include <QMap>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 #include <QWebSocket>
 
@@ -32,6 +43,7 @@ public:
   QString errorString() const { return m_error; }
 
   bool hasPanel() const { return m_panel && m_authorized; }
+  int pendingCount() const { return int(m_pending.size()); } // connections awaiting hello
   void sendText(const QByteArray& message);
   // Hands what is queued to the socket now, for a message that must not wait for the event
   // loop (the lock barrier's `drained`, sent before the console blocks on the guest sync).
@@ -42,6 +54,10 @@ public:
   void stop();
 
   const QMap<Refusal, quint64>& refusals() const { return m_refusals; }
+
+  // The eviction rule, for a full set of pending connections listed oldest first (true: from
+  // another uid): the index to close for the newcomer, or -1 to turn the newcomer away.
+  static int pickEviction(const QList<bool>& pendingForeign, bool newcomerForeign);
 
 signals:
   void panelAuthorized(const gc::panel::Hello& hello);
@@ -60,17 +76,20 @@ private:
   void onText(const QString& text);
   void onBinary(const QByteArray& data);
   void onDisconnected();
-  void handleHello(const panel::Message& message);
+  void onPendingText(QWebSocket* socket, const QString& text);
+  void handleHello(QWebSocket* socket, const panel::Hello& hello);
   void refuse(Refusal code, const QString& message, bool closeSocket);
   void refuseSocket(QWebSocket* socket, Refusal code, const QString& message);
+  void refusePending(QWebSocket* socket, Refusal code, const QString& message);
   bool takeToken();
 
   PanelPolicy m_policy;
   QWebSocketServer* m_server;
-  QPointer<QWebSocket> m_panel;
+  QPointer<QWebSocket> m_panel; // the authorized panel only
   bool m_authorized = false;
-  bool m_used = false; // a panel was authorized once: no other may follow
-  QTimer m_helloTimer;
+  bool m_used = false;          // a panel was authorized once: no other may follow
+  QList<QWebSocket*> m_pending; // awaiting hello, oldest first; each has its own deadline timer
+  QSet<QWebSocket*> m_foreign;  // those of m_pending whose peer is another uid (or unknown)
   QMap<Refusal, quint64> m_refusals;
   QString m_error;
   double m_tokens = 0;

@@ -93,11 +93,18 @@ struct RdpCallbacks {
     instance->PostConnect = &postConnect;
     instance->PostDisconnect = &postDisconnect;
     ClientBaseline::installRefusingCallbacks(instance);
+    instance->Redirect = &refuseRedirect; // NULL would let FreeRDP follow it (ConnectGuard.h)
     instance->VerifyX509Certificate = &verifyX509Certificate;
     instance->LogonErrorInfo = &logonErrorInfo;
     return TRUE;
   }
   static void clientFree(freerdp*, rdpContext*) {}
+
+  // A Server Redirection PDU: the old connection is closed, the new one not yet opened.
+  static BOOL refuseRedirect(freerdp* instance) {
+    sessionOf(instance)->m_guard.refuseRedirection(instance->context->settings);
+    return FALSE;
+  }
 
   static int logonErrorInfo(freerdp*, UINT32 data, UINT32 type) {
     qCWarning(lcRdp) << "logon error info" << data << type;
@@ -134,10 +141,15 @@ struct RdpCallbacks {
   }
 
   // FreeRDP's own connect (loopback only, watches the abort event), then a duplicate of
-  // the socket for abort(): see RdpSession::m_abortSocket.
+  // the socket for abort(): see RdpSession::m_abortSocket. ConnectGuard admits exactly one
+  // connect, to the granted 127.0.0.1 port, before any socket exists.
   static int tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
                         DWORD timeout) {
     auto* ctx = reinterpret_cast<RdpContext*>(context);
+    if (!ctx->session->m_guard.admitConnect(hostname, port)) {
+      freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
+      return -1;
+    }
     const int fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
     if (fd >= 0)
       ctx->session->adoptSocket(fd);
@@ -282,6 +294,7 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return;
   }
   m_config = std::move(config);
+  m_guard.allow(m_config.host, m_config.port);
   if (m_config.host != QStringLiteral("127.0.0.1"))
     return fail(Refusal::RdpRuleNotLoopback, QStringLiteral("the RDP host must be 127.0.0.1"));
   if (!m_config.unpinned && m_config.pinSha256.size() != 32)
@@ -422,9 +435,12 @@ void RdpSession::run() {
     freerdp_disconnect(instance);
   }
   if (!m_aborting) {
-    postToMain([this, reason] {
+    const Failure failure = m_guard.redirectionRefused()
+                                ? Failure{Refusal::RdpRedirectRefused, m_guard.describe()}
+                                : Failure{Refusal::RdpLost, reason};
+    postToMain([this, failure] {
       reapWorker();
-      emit lost(Failure{Refusal::RdpLost, reason});
+      emit lost(failure);
     });
   }
 }
@@ -442,6 +458,8 @@ void RdpSession::scrubCredentialResidue() {
 }
 
 Failure RdpSession::classifyConnectFailure() const {
+  if (m_guard.redirectionRefused())
+    return {Refusal::RdpRedirectRefused, m_guard.describe()};
   if (m_certChecked && !m_certAccepted)
     return {Refusal::GuestCertMismatch, QStringLiteral("the guest's certificate does not match the pin")};
   if (m_timedOut)

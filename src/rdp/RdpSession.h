@@ -17,6 +17,7 @@
 
 #include "common/Outcome.h"
 #include "privacy/ResidueScrubber.h"
+#include "rdp/ConnectGuard.h"
 #include "rdp/DesktopFrames.h"
 #include "rdp/FrameUpdate.h"
 #include "rdp/RdpConfig.h"
@@ -109,10 +110,14 @@ public:
   // failed(); the worker wrote it before posting either.
   ScrubReport credentialResidue() const { return m_residue; }
 
+  // The one-connection / no-redirection guard: what it admitted and refused (ConnectGuard.h).
+  const ConnectGuard& connectGuard() const { return m_guard; }
+
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
   void desktopResized(QSize desktop);
+  // RDP_REDIRECT_REFUSED (either signal) when the guest sent a Server Redirection PDU.
   void failed(const gc::Failure& failure); // before connected()
   void lost(const gc::Failure& failure);   // after connected(): RDP_LOST
   void closed();                           // after abort()
@@ -178,6 +183,7 @@ private:
   int m_sentX = -1, m_sentY = -1;
 
   DesktopFrames m_frames; // written by the worker's EndPaint, taken on the main thread
+  ConnectGuard m_guard;   // its hooks run on the worker
 
   // The password's UTF-8 and UTF-16LE forms, kept (locked, dump-excluded) only until the
   // worker has scrubbed FreeRDP's copies of them after the login; the report it left.

@@ -4,6 +4,8 @@
 //
 // SETUP: a valid event gets accepted into a bounded FIFO and acknowledged; a pump delivers
 // the FIFO to the sink in order. Any other phase: refused with PHASE_LOCKED, counted.
+// A key is valid only if its scancode is on the protocol's keyboard table (the keys the
+// panel and the viewer can produce); any other gets SCANCODE_FORBIDDEN.
 #pragma once
 
 #include "common/Outcome.h"
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <span>
 
 namespace gc {
 
@@ -35,6 +38,10 @@ public:
 
   InputGate(PhaseController* phases, InputSink* sink, InputGateLimits limits = {}, QObject* parent = nullptr);
   ~InputGate() override;
+
+  // The protocol's keyboardScancodes table (resources/protocol/panel-protocol.json), sorted.
+  static std::span<const quint16> keyboardScancodes();
+  static bool isKeyboardScancode(quint16 scancode);
 
   void setDesktopSize(QSize size) { m_desktop = size; }
   QSize desktopSize() const { return m_desktop; }

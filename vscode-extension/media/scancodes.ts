@@ -2,7 +2,9 @@
 // the panel protocol writes them. `code` names the physical key, so the table is layout
 // independent (US and ISO alike; the guest applies its own layout).
 // Pause/Break is absent on purpose: it is the E1-prefixed sequence, which the panel
-// protocol cannot express as one scancode.
+// protocol cannot express as one scancode. ACPI Power/Sleep/Wake are absent too: the console
+// refuses them (SCANCODE_FORBIDDEN), a guest would act on them. Every value here is on the
+// protocol's keyboard table (shared/protocol.ts KEYBOARD_SCANCODES; test/unit/scancodes.test.ts).
 
 const E = 0xe000;
 
@@ -144,9 +146,6 @@ export const SCANCODES: Readonly<Record<string, number>> = Object.freeze({
   MetaRight: E | 0x5c,
   OSRight: E | 0x5c,
   ContextMenu: E | 0x5d,
-  Power: E | 0x5e,
-  Sleep: E | 0x5f,
-  WakeUp: E | 0x63,
   BrowserSearch: E | 0x65,
   BrowserFavorites: E | 0x66,
   BrowserRefresh: E | 0x67,

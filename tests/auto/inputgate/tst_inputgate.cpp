@@ -1,8 +1,16 @@
+#include "action/ActionPlan.h"
+#include "grant/ActionSpec.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
+#include "widgets/ScancodeMap.h"
 
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -10,6 +18,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <vector>
 
 using namespace gc;
@@ -120,10 +129,161 @@ private slots:
   void acceptsBoundaryEvents() {
     Rig rig;
     QVERIFY(rig.gate.submit(InputEvent::key(1, 0x01, true)).ok());
-    QVERIFY(rig.gate.submit(InputEvent::key(2, 0x7F, false)).ok());
+    QVERIFY(rig.gate.submit(InputEvent::key(2, 0x7E, false)).ok());
     QVERIFY(rig.gate.submit(InputEvent::key(3, 0xE01D, true)).ok());
     QVERIFY(rig.gate.submit(InputEvent::pointer(4, 1919, 1079, 7, 255)).ok());
     QVERIFY(rig.gate.submit(InputEvent::pointer(5, 0, 0, 0, -255)).ok());
+  }
+
+  // The keyboard table: exactly the keys the webview and the viewer can produce.
+  void acceptsKeysOnThePanelKeyboard_data() {
+    QTest::addColumn<int>("scancode");
+    QTest::newRow("0x01 Escape (lowest)") << 0x01;
+    QTest::newRow("0x1D left Ctrl") << 0x1D;
+    QTest::newRow("0x38 left Alt") << 0x38;
+    QTest::newRow("0x53 keypad . (last of the contiguous block)") << 0x53;
+    QTest::newRow("0x56 ISO key") << 0x56;
+    QTest::newRow("0x7E keypad comma (highest base)") << 0x7E;
+    QTest::newRow("0xE010 previous track (lowest extended)") << 0xE010;
+    QTest::newRow("0xE053 Delete") << 0xE053;
+    QTest::newRow("0xE05B left Meta") << 0xE05B;
+    QTest::newRow("0xE05D context menu") << 0xE05D;
+    QTest::newRow("0xE06D media select (highest extended)") << 0xE06D;
+  }
+  void acceptsKeysOnThePanelKeyboard() {
+    QFETCH(int, scancode);
+    Rig rig;
+    QVERIFY(rig.gate.submit(InputEvent::key(1, quint16(scancode), true)).ok());
+    QVERIFY(rig.gate.submit(InputEvent::key(2, quint16(scancode), false)).ok());
+    QTRY_COMPARE(rig.sink.log.size(), std::size_t(2));
+    QVERIFY(rig.gate.refusedCounts().isEmpty());
+  }
+
+  void refusesKeysOffThePanelKeyboard_data() {
+    QTest::addColumn<int>("scancode");
+    QTest::newRow("0xE05E ACPI Power") << 0xE05E;
+    QTest::newRow("0xE05F ACPI Sleep") << 0xE05F;
+    QTest::newRow("0xE063 ACPI Wake") << 0xE063;
+    QTest::newRow("0x54 (Alt+PrintScreen's SysRq code)") << 0x54;
+    QTest::newRow("0x55 (between keypad . and ISO key)") << 0x55;
+    QTest::newRow("0x5A (just above keypad =)") << 0x5A;
+    QTest::newRow("0x7F (top of the base range)") << 0x7F;
+    QTest::newRow("0xE001 (extended Escape)") << 0xE001;
+    QTest::newRow("0xE00F (just below the lowest extended)") << 0xE00F;
+    QTest::newRow("0xE02A (fake left Shift)") << 0xE02A;
+    QTest::newRow("0xE05A (just below left Meta)") << 0xE05A;
+    QTest::newRow("0xE06E (just above the highest extended)") << 0xE06E;
+    QTest::newRow("0xE07F (top of the extended range)") << 0xE07F;
+  }
+  void refusesKeysOffThePanelKeyboard() {
+    QFETCH(int, scancode);
+    Rig rig;
+    QSignalSpy refused(&rig.gate, &InputGate::refused);
+    for (bool down : {true, false}) {
+      const auto r = rig.gate.submit(InputEvent::key(down ? 1 : 2, quint16(scancode), down));
+      QVERIFY(!r.ok());
+      QCOMPARE(refusalName(r.code()), QStringLiteral("SCANCODE_FORBIDDEN"));
+    }
+    QCOMPARE(rig.gate.refusedCounts().value(Refusal::ScancodeForbidden), quint64(2));
+    QCOMPARE(refused.count(), 2);
+    // A refused key consumes no sequence number: the next valid key with seq 1 still goes.
+    QVERIFY(rig.gate.submit(InputEvent::key(1, 0x1E, true)).ok());
+    QTRY_COMPARE(rig.sink.log.size(), std::size_t(1));
+    QCOMPARE(rig.gate.acceptedCount(), quint64(1));
+  }
+
+  void gateTableIsTheProtocolTable() {
+    QFile file(QStringLiteral(GC_PROTOCOL_JSON));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonArray json =
+        QJsonDocument::fromJson(file.readAll()).object().value(u"keyboardScancodes").toArray();
+    QVERIFY(!json.isEmpty());
+    std::vector<quint16> fromJson;
+    for (const QJsonValue& v : json) {
+      bool ok = false;
+      fromJson.push_back(quint16(v.toString().toUInt(&ok, 16)));
+      QVERIFY2(ok, qPrintable(v.toString()));
+    }
+    const auto table = InputGate::keyboardScancodes();
+    QCOMPARE(std::vector<quint16>(table.begin(), table.end()), fromJson);
+    // Over the whole 16-bit range the gate's lookup says yes exactly for the table.
+    int accepted = 0;
+    for (int code = 0; code <= 0xFFFF; ++code)
+      accepted += InputGate::isKeyboardScancode(quint16(code)) ? 1 : 0;
+    QCOMPARE(accepted, int(fromJson.size()));
+  }
+
+  // Every scancode the webview's map (media/scancodes.ts) or the viewer's map (ScancodeMap)
+  // can produce is on the table, and the table holds nothing else.
+  void tableIsExactlyWhatThePanelAndViewerCanProduce() {
+    std::set<quint16> webview;
+    {
+      QFile file(QStringLiteral(GC_WEBVIEW_SCANCODES));
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const QString text = QString::fromUtf8(file.readAll());
+      const qsizetype begin = text.indexOf(u"Object.freeze({");
+      const qsizetype end = text.indexOf(u"});", begin);
+      QVERIFY(begin > 0 && end > begin);
+      static const QRegularExpression entry(QStringLiteral(R"(^\s*\w+:\s*(E \| )?0x([0-9a-fA-F]+),)"),
+                                            QRegularExpression::MultilineOption);
+      auto it = entry.globalMatch(text.mid(begin, end - begin));
+      while (it.hasNext()) {
+        const auto m = it.next();
+        webview.insert(quint16((m.captured(1).isEmpty() ? 0 : 0xE000) | m.captured(2).toUInt(nullptr, 16)));
+      }
+      QVERIFY2(webview.size() > 100, "the webview map was not parsed");
+    }
+    std::set<quint16> viewer;
+    for (quint32 evdev = 0; evdev < 1024; ++evdev) {
+      if (const quint16 code = ScancodeMap::fromEvdev(evdev))
+        viewer.insert(code);
+    }
+    const auto qtKeys = [&](int from, int to) {
+      for (int key = from; key <= to; ++key) {
+        for (bool keypad : {false, true}) {
+          if (const quint16 code = ScancodeMap::fromQtKey(key, keypad))
+            viewer.insert(code);
+        }
+      }
+    };
+    qtKeys(0x20, 0xFF);
+    qtKeys(0x01000000, 0x01001FFF);
+    QVERIFY(viewer.size() > 100);
+    const auto table = InputGate::keyboardScancodes();
+    for (quint16 code : webview)
+      QVERIFY2(InputGate::isKeyboardScancode(code),
+               qPrintable(QStringLiteral("webview 0x%1").arg(code, 0, 16)));
+    for (quint16 code : viewer)
+      QVERIFY2(InputGate::isKeyboardScancode(code),
+               qPrintable(QStringLiteral("viewer 0x%1").arg(code, 0, 16)));
+    std::set<quint16> both = webview;
+    both.insert(viewer.begin(), viewer.end());
+    QCOMPARE(std::vector<quint16>(both.begin(), both.end()),
+             std::vector<quint16>(table.begin(), table.end()));
+    qInfo("keyboard table: %zu keys (webview %zu, viewer %zu)", table.size(), webview.size(), viewer.size());
+  }
+
+  // The MCP action path: every key a key_chord may name maps to a key on the table.
+  void actionKeyChordsUseOnlyTableKeys() {
+    QStringList candidates;
+    for (const char* name : {"ctrl",      "alt",    "shift",    "meta",  "win",   "enter", "tab",    "escape",
+                             "backspace", "delete", "space",    "up",    "down",  "left",  "right",  "home",
+                             "end",       "pageup", "pagedown", "power", "sleep", "wake",  "insert", "menu"})
+      candidates << QString::fromLatin1(name);
+    for (int f = 0; f <= 30; ++f)
+      candidates << QStringLiteral("f%1").arg(f);
+    for (char16_t c = 0x21; c < 0x7F; ++c)
+      candidates << QString(QChar(c));
+    int allowed = 0;
+    for (const QString& key : std::as_const(candidates)) {
+      if (!ActionSpec::isAllowedKey(key))
+        continue;
+      ++allowed;
+      const std::optional<quint16> code = ActionPlan::scancode(key);
+      QVERIFY2(code, qPrintable(key));
+      QVERIFY2(InputGate::isKeyboardScancode(*code), qPrintable(key));
+    }
+    QVERIFY(allowed >= 5 + 14 + 12 + 36);
   }
 
   void refusesOutOfOrderSequence() {

@@ -1,16 +1,26 @@
+#include "bridge/panel/LoopbackPeer.h"
 #include "bridge/panel/PanelServer.h"
 #include "session/Phase.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QRandomGenerator>
+#include <QScopeGuard>
 #include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTest>
 #include <QWebSocket>
 
+#include <algorithm>
+#include <csignal>
 #include <memory>
+#include <unistd.h>
+#include <vector>
 
 using namespace gc;
 
@@ -85,6 +95,34 @@ struct Rig {
   }
   PanelPolicy policy;
   std::unique_ptr<PanelServer> server;
+};
+
+// A local process that connects and never says hello; when closed it reconnects at once.
+struct Squatter {
+  explicit Squatter(quint16 serverPort) : port(serverPort) {
+    QObject::connect(&socket, &QWebSocket::textMessageReceived, [this](const QString& m) {
+      const QJsonObject o = QJsonDocument::fromJson(m.toUtf8()).object();
+      if (o.value(QStringLiteral("type")) == QLatin1String("error"))
+        codes << o.value(QStringLiteral("code")).toString();
+    });
+    QObject::connect(&socket, &QWebSocket::connected, [this] { ++connects; });
+    QObject::connect(&socket, &QWebSocket::disconnected, [this] {
+      if (!stopped)
+        QMetaObject::invokeMethod(
+            &socket, [this] { open(); }, Qt::QueuedConnection);
+    });
+    open();
+  }
+  void open() { socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(port))); }
+  void stop() {
+    stopped = true;
+    socket.abort();
+  }
+  quint16 port;
+  QWebSocket socket;
+  bool stopped = false;
+  int connects = 0;
+  QStringList codes;
 };
 
 } // namespace
@@ -232,6 +270,209 @@ private slots:
     if (third.open(rig.server->port()))
       QVERIFY(third.waitClosed());
     QCOMPARE(third.errorCodes(), QStringList{QStringLiteral("PANEL_BUSY")});
+  }
+
+  // Connecting claims nothing: a silent first connection does not keep a later valid hello out.
+  void aSilentConnectionDoesNotHoldTheSlot() {
+    Rig rig;
+    QVERIFY(rig.start());
+    Client silent;
+    QVERIFY(silent.open(rig.server->port()));
+    auto genuine = rig.authorizedClient();
+    QVERIFY(genuine);
+    QVERIFY(rig.server->hasPanel());
+    QVERIFY(silent.waitClosed()); // turned away once the slot was taken
+    QCOMPARE(silent.errorCodes(), QStringList{QStringLiteral("PANEL_BUSY")});
+    QVERIFY(genuine->socket.state() == QAbstractSocket::ConnectedState);
+  }
+
+  void evictsTheOldestPendingConnectionBeyondTheBound() {
+    PanelPolicy p = makePolicy();
+    p.maxPendingPanels = 2;
+    Rig rig(p);
+    QVERIFY(rig.start());
+    Client a, b, c;
+    QVERIFY(a.open(rig.server->port()));
+    QVERIFY(b.open(rig.server->port()));
+    QVERIFY(c.open(rig.server->port()));
+    QVERIFY(a.waitClosed()); // the oldest goes when the third arrives
+    QCOMPARE(a.errorCodes(), QStringList{QStringLiteral("PANEL_BUSY")});
+    QCOMPARE(rig.server->refusals().value(Refusal::PanelBusy), quint64(1));
+    QVERIFY(b.socket.state() == QAbstractSocket::ConnectedState);
+    // The newest pending one can still claim the slot; the other is then turned away.
+    QSignalSpy authorized(rig.server.get(), &PanelServer::panelAuthorized);
+    c.socket.sendTextMessage(helloFor(rig.policy));
+    QVERIFY(authorized.wait(3000));
+    QVERIFY(b.waitClosed());
+    QCOMPARE(b.errorCodes(), QStringList{QStringLiteral("PANEL_BUSY")});
+    QCOMPARE(rig.server->refusals().value(Refusal::PanelBusy), quint64(2));
+  }
+
+  void aWrongHelloClosesOnlyItsOwnConnection() {
+    Rig rig;
+    QVERIFY(rig.start());
+    Client waiting, wrong;
+    QVERIFY(waiting.open(rig.server->port()));
+    QVERIFY(wrong.open(rig.server->port()));
+    wrong.socket.sendTextMessage(helloFor(rig.policy, QString(64, u'0')));
+    QVERIFY(wrong.waitClosed());
+    QCOMPARE(wrong.errorCodes(), QStringList{QStringLiteral("PANEL_UNAUTHORIZED")});
+    QVERIFY(waiting.socket.state() == QAbstractSocket::ConnectedState);
+    QSignalSpy authorized(rig.server.get(), &PanelServer::panelAuthorized);
+    waiting.socket.sendTextMessage(helloFor(rig.policy));
+    QVERIFY(authorized.wait(3000));
+  }
+
+  // Squatters of this user that connect, never say hello and reconnect the moment they are
+  // closed: the genuine panel still gets in. The time to authorization is reported, not
+  // asserted. (Another user's squatters, past the bound: squattersOfAnotherUser….)
+  void squattersCannotKeepTheGenuinePanelOut_data() {
+    QTest::addColumn<int>("squatters");
+    QTest::newRow("1 squatter") << 1;
+    QTest::newRow("7 squatters (the genuine panel is the 8th pending)") << 7;
+  }
+  void squattersCannotKeepTheGenuinePanelOut() {
+    QFETCH(int, squatters);
+    Rig rig;
+    QVERIFY(rig.start());
+    std::vector<std::unique_ptr<Squatter>> crowd;
+    for (int i = 0; i < squatters; ++i)
+      crowd.push_back(std::make_unique<Squatter>(rig.server->port()));
+    // Every squatter has connected at least once (past the bound they evict each other).
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::all_of(crowd.cbegin(), crowd.cend(), [](const auto& s) { return s->connects > 0; }), 10000);
+    QElapsedTimer clock;
+    clock.start();
+    auto genuine = rig.authorizedClient();
+    const qint64 ms = clock.elapsed();
+    QVERIFY(genuine);
+    QVERIFY(rig.server->hasPanel());
+    qInfo("%d squatters: the genuine panel was authorized %lld ms after it started connecting", squatters,
+          ms);
+    // Every squatter still waiting was turned away with PANEL_BUSY, and keeps being refused.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::all_of(crowd.cbegin(), crowd.cend(),
+                    [](const auto& s) { return s->codes.contains(QStringLiteral("PANEL_BUSY")); }),
+        10000);
+    QVERIFY(rig.server->refusals().value(Refusal::PanelBusy) >= quint64(squatters));
+    for (auto& s : crowd)
+      s->stop();
+    QVERIFY(genuine->socket.state() == QAbstractSocket::ConnectedState);
+  }
+
+  // The handshake does not announce the product: no Server: header with a value.
+  void handshakeNamesNoProduct() {
+    Rig rig;
+    QVERIFY(rig.start());
+    QTcpSocket raw;
+    QByteArray response;
+    QObject::connect(&raw, &QTcpSocket::readyRead, [&] { response += raw.readAll(); });
+    QObject::connect(&raw, &QTcpSocket::connected, [&] {
+      raw.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    });
+    raw.connectToHost(QHostAddress::LocalHost, rig.server->port()); // the server runs on this loop
+    QTRY_VERIFY_WITH_TIMEOUT(response.contains("\r\n\r\n"), 10000);
+    const QByteArray head = response.left(response.indexOf("\r\n\r\n"));
+    QVERIFY2(head.startsWith("HTTP/1.1 101"), head.constData());
+    for (const QByteArray& line : head.split('\n')) {
+      const QByteArray header = line.trimmed();
+      if (header.toLower().startsWith("server:"))
+        QVERIFY2(header.mid(7).trimmed().isEmpty(), header.constData());
+    }
+    QVERIFY2(!head.toLower().contains("guest"), head.constData());
+    QVERIFY2(!head.toLower().contains("console"), head.constData());
+  }
+
+  void evictionNeverLetsAnotherUserPushOutOurs_data() {
+    QTest::addColumn<QList<bool>>("pendingForeign"); // oldest first; true: another uid
+    QTest::addColumn<bool>("newcomerForeign");
+    QTest::addColumn<int>("victim");
+    const QList<bool> ours(8, false), theirs(8, true);
+    QList<bool> mixed(8, false);
+    mixed[5] = true;
+    QTest::newRow("ours full, ours arrives: the oldest goes") << ours << false << 0;
+    QTest::newRow("ours full, theirs arrives: turned away") << ours << true << -1;
+    QTest::newRow("theirs full, ours arrives: their oldest goes") << theirs << false << 0;
+    QTest::newRow("theirs full, theirs arrives: their oldest goes") << theirs << true << 0;
+    QTest::newRow("one of theirs among ours, ours arrives: that one goes") << mixed << false << 5;
+    QTest::newRow("one of theirs among ours, theirs arrives: that one goes") << mixed << true << 5;
+  }
+  void evictionNeverLetsAnotherUserPushOutOurs() {
+    QFETCH(QList<bool>, pendingForeign);
+    QFETCH(bool, newcomerForeign);
+    QFETCH(int, victim);
+    QCOMPARE(PanelServer::pickEviction(pendingForeign, newcomerForeign), victim);
+  }
+
+  void findsTheUidOfALoopbackPeer() {
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, server.serverPort());
+    QVERIFY(client.waitForConnected(3000));
+    QVERIFY(server.waitForNewConnection(3000));
+    QTcpSocket* accepted = server.nextPendingConnection();
+    QVERIFY(accepted);
+    const auto uid = LoopbackPeer::uidOf(accepted->peerAddress(), accepted->peerPort(),
+                                         accepted->localAddress(), accepted->localPort());
+    QVERIFY(uid);
+    QCOMPARE(*uid, ::geteuid());
+    // Another user's socket, as the kernel lists it (local end first, uid in column 8).
+    const QByteArray table =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000 65534        0 1 1\n";
+    QCOMPARE(LoopbackPeer::uidIn(table, QHostAddress::LocalHost, 0x9C40, QHostAddress::LocalHost, 0x1F90),
+             std::optional<uid_t>(65534));
+    QCOMPARE(LoopbackPeer::uidIn(table, QHostAddress::LocalHost, 0x1F90, QHostAddress::LocalHost, 0x9C40),
+             std::optional<uid_t>()); // our own end is not the peer's
+  }
+
+  // Squatters of another local user (nobody), 32 silent connections reconnecting at once,
+  // far past the bound: they only ever evict each other; the genuine panel gets in.
+  void squattersOfAnotherUserCannotEvictTheGenuinePanel() {
+    if (::geteuid() != 0)
+      QSKIP("needs root to run the squatter as another uid");
+    Rig rig;
+    QVERIFY(rig.start());
+    QProcess squatter;
+    squatter.setChildProcessModifier([] {
+      // Its own process group (so it can be killed whole), then uid/gid nobody.
+      if (::setsid() < 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
+        ::_exit(97);
+    });
+    // bash's /dev/tcp: a WebSocket handshake, then silence until the server closes; again.
+    const QString loop =
+        QStringLiteral(
+            "for i in $(seq 32); do (while :; do exec 3<>/dev/tcp/127.0.0.1/%1 || exit 1; "
+            "printf 'GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nUpgrade: websocket\\r\\nConnection: "
+            "Upgrade\\r\\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n' >&3; "
+            "cat <&3 >/dev/null; exec 3<&-; done) & done; wait")
+            .arg(rig.server->port());
+    squatter.setWorkingDirectory(QStringLiteral("/"));
+    squatter.start(QStringLiteral("/bin/bash"), {QStringLiteral("-c"), loop});
+    QVERIFY(squatter.waitForStarted(5000));
+    const auto killSquatter = qScopeGuard([&] {
+      ::kill(-pid_t(squatter.processId()), SIGKILL);
+      squatter.waitForFinished(5000);
+    });
+    // The pending set is full of the squatter's sockets and they are evicting each other.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        rig.server->pendingCount() == 8 && rig.server->refusals().value(Refusal::PanelBusy) >= 32, 20000);
+    const quint64 evictedBefore = rig.server->refusals().value(Refusal::PanelBusy);
+    QElapsedTimer clock;
+    clock.start();
+    auto genuine = rig.authorizedClient();
+    const qint64 ms = clock.elapsed();
+    QVERIFY(genuine);
+    QVERIFY(rig.server->hasPanel());
+    qInfo("32 squatters of uid 65534 (%llu evictions before): the genuine panel was authorized %lld ms after "
+          "it "
+          "started connecting",
+          evictedBefore, ms);
+    QCOMPARE(rig.server->pendingCount(), 0); // the rest were turned away
+    QVERIFY(genuine->socket.state() == QAbstractSocket::ConnectedState);
   }
 
   void checksOrigin_data() {

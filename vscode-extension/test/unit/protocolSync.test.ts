@@ -16,6 +16,7 @@ interface ProtocolJson {
   phases: string[];
   pointerButtons: Record<string, number>;
   scancodes: string;
+  keyboardScancodes: string[];
   binaryFrame: { byteOrder: string; header: string[][]; rect: string[][] };
 }
 
@@ -47,6 +48,11 @@ describe('shared/protocol.ts is kept in step with panel-protocol.json', () => {
   it('writesExtendedScancodesAsE000OrCode', () => {
     assert.match(json.scancodes, /0xE000 \| code/);
     assert.equal(p.EXTENDED_SCANCODE_PREFIX, 0xe000);
+  });
+
+  it('hasTheSameKeyboardTable', () => {
+    assert.deepEqual([...p.KEYBOARD_SCANCODES], json.keyboardScancodes.map((hex) => Number.parseInt(hex, 16)));
+    for (const hex of json.keyboardScancodes) assert.match(hex, /^0x(E0)?[0-7][0-9A-F]$/);
   });
 
   it('hasTheSameBinaryFrameLayout', () => {

@@ -1,6 +1,7 @@
 import * as assert from 'assert/strict';
 import { describe, it } from 'node:test';
 import { isExtendedScancode, scancodeForCode, SCANCODES } from '../../media/scancodes';
+import { KEYBOARD_SCANCODES } from '../../shared/protocol';
 
 describe('scancode table', () => {
   const cases: Array<[string, number]> = [
@@ -94,5 +95,32 @@ describe('scancode table', () => {
     assert.equal(scancodeForCode('Pause'), undefined);
     assert.equal(scancodeForCode('constructor'), undefined);
     assert.equal(scancodeForCode('toString'), undefined);
+  });
+});
+
+describe('scancode table against the protocol keyboard table', () => {
+  const table = new Set(KEYBOARD_SCANCODES);
+
+  it('emitsOnlyKeysOnTheProtocolKeyboardTable', () => {
+    for (const [code, sc] of Object.entries(SCANCODES)) {
+      assert.ok(table.has(sc), `${code}: 0x${sc.toString(16)} is not in KEYBOARD_SCANCODES`);
+    }
+  });
+
+  it('canProduceEveryKeyOnTheTable', () => {
+    // The webview's keyboard is the larger of the two (the Qt viewer's map is checked against
+    // the same table by tst_inputgate): the table holds nothing the webview cannot send.
+    const emitted = new Set(Object.values(SCANCODES));
+    for (const sc of KEYBOARD_SCANCODES) assert.ok(emitted.has(sc), `0x${sc.toString(16)} is not produced by any KeyboardEvent.code`);
+  });
+
+  it('neverSendsTheAcpiKeys', () => {
+    for (const acpi of [0xe05e, 0xe05f, 0xe063]) {
+      assert.ok(!table.has(acpi), `0x${acpi.toString(16)}`);
+      assert.ok(!Object.values(SCANCODES).includes(acpi), `0x${acpi.toString(16)}`);
+    }
+    assert.equal(scancodeForCode('Power'), undefined);
+    assert.equal(scancodeForCode('Sleep'), undefined);
+    assert.equal(scancodeForCode('WakeUp'), undefined);
   });
 });
