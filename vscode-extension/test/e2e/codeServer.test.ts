@@ -58,6 +58,7 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
       root: dirs.root,
       runtimeDir: dirs.runtime,
       stateDir: dirs.state,
+      issuerKey: grant.issuerKey,
       screenshots: { dir: ARTIFACTS, prefix: 'e2e-code-server' },
       stamp,
     });
