@@ -26,8 +26,12 @@ QString lastError() {
 
 // "<dir>" must be a real directory of ours that nobody else can write (lstat: a symlink is
 // refused, so the lock cannot be redirected into someone else's tree).
+// Missing parents (e.g. ~/.local/state on a fresh account) are created 0700 too.
 Status ensurePrivateDir(const QString& dir) {
   const QByteArray native = QFile::encodeName(dir);
+  for (qsizetype slash = native.indexOf('/', 1); slash > 0; slash = native.indexOf('/', slash + 1))
+    if (::mkdir(native.left(slash).constData(), 0700) != 0 && errno != EEXIST)
+      return lockFailure(QStringLiteral("cannot create %1: %2").arg(dir, lastError()));
   if (::mkdir(native.constData(), 0700) != 0 && errno != EEXIST)
     return lockFailure(QStringLiteral("cannot create %1: %2").arg(dir, lastError()));
   struct stat st {};

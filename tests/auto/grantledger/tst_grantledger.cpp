@@ -217,7 +217,8 @@ private slots:
 
   void runLockAdmitsOneHolderAtATime() {
     QTemporaryDir dir;
-    const QString ledger = dir.filePath(QStringLiteral("ledger"));
+    // Missing parents are created (a fresh account has no ~/.local/state yet).
+    const QString ledger = dir.filePath(QStringLiteral("home/.local/state/guest-console"));
     Outcome<RunLock> first = RunLock::acquire(ledger, QStringLiteral("run-1"));
     QVERIFY2(first.ok(), first.ok() ? "" : qPrintable(first.failure().toString()));
     QVERIFY(first->isHeld());
