@@ -74,9 +74,11 @@ Outcome<AppPaths> resolvePaths(const QCommandLineParser& parser) {
   if (parser.isSet(QStringLiteral("test-ledger-dir")))
     paths.ledgerDir = parser.value(QStringLiteral("test-ledger-dir"));
 #endif
-  if (paths.ledgerDir.isEmpty())
-    return Failure{Refusal::GrantLedger, QStringLiteral("this user has no home directory in passwd")};
+  // Empty (no passwd entry) stays empty: GrantLedger and RunLock refuse it with GRANT_LEDGER,
+  // and mcp/sweep, which need no ledger, still work.
   for (QString* dir : {&paths.stateDir, &paths.runtimeDir, &paths.ledgerDir}) {
+    if (dir->isEmpty())
+      continue;
     if (!QDir::isAbsolutePath(*dir))
       *dir = QDir::current().absoluteFilePath(*dir);
     *dir = QDir::cleanPath(*dir);

@@ -50,6 +50,8 @@ QString RunLock::lockPath(const QString& ledgerDir, const QString& runId) {
 }
 
 Outcome<RunLock> RunLock::acquire(const QString& ledgerDir, const QString& runId) {
+  if (!QDir::isAbsolutePath(ledgerDir))
+    return lockFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
   if (Status parent = ensurePrivateDir(QDir::cleanPath(ledgerDir)); !parent.ok())
     return parent.failure();
   if (Status live = ensurePrivateDir(QDir(ledgerDir).filePath(QStringLiteral("live"))); !live.ok())
