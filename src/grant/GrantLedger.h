@@ -5,7 +5,7 @@
 // cannot both win; the file is opened O_NOFOLLOW and a symlinked ledger is refused.
 // The product's dir is perUserDir(): fixed for the real user, whatever --state-dir, HOME or
 // XDG_* say, so a grant cannot be re-opened by pointing the console elsewhere. Entries are
-// never pruned (an id is 80 bytes; a consumed grant must stay refused after it expires
+// never pruned (a line is about 130 bytes; a consumed grant must stay refused after it expires
 // too, or a clock change could revive it).
 //
 // Thread: each call opens, locks and closes the file; instances may be used from any

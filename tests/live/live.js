@@ -68,7 +68,6 @@ const ENV = {
 const KEYS = path.join(WORK, 'keys');
 fs.mkdirSync(KEYS, { mode: 0o700 });
 const ISSUER = { key: path.join(KEYS, 'issuer.key'), pub: path.join(KEYS, 'issuer.pub') };
-execFileSync(BIN.issue, ['keygen', '--out-private', ISSUER.key, '--out-public', ISSUER.pub], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
 const GLOBAL = ['--state-dir', STATE, '--runtime-dir', RUNTIME, '--issuer-key', ISSUER.pub, '--test-ledger-dir', path.join(WORK, 'ledger')];
 // An emulated (TCG) guest takes seconds to show input on its screen: after the lock the console
 // waits until the screen has shown no update for this long (operator options, documented in
@@ -573,6 +572,7 @@ async function waitUntilAsync(pred, timeoutMs, stepMs = 100) {
 // =======================================================================================
 async function main() {
   for (const [k, f] of Object.entries(BIN)) if (!fs.existsSync(f)) throw new Error(`missing ${k}: ${f}`);
+  execFileSync(BIN.issue, ['keygen', '--out-private', ISSUER.key, '--out-public', ISSUER.pub], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   const port = await new Promise((resolve) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
   const FWD = `tcp:127.0.0.1:${port}-:3389`;
 
