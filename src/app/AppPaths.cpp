@@ -1,9 +1,12 @@
 #include "app/AppPaths.h"
 
+#include "grant/GrantLedger.h"
+
 #include <QDir>
 #include <QFile>
 #include <QRegularExpression>
 
+#include <cerrno>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,17 +14,29 @@ namespace gc {
 
 void addGlobalOptions(QCommandLineParser& parser) {
   parser.addOptions({
-      {QStringLiteral("state-dir"), QStringLiteral("Evidence and the consumed-grants ledger."),
+      {QStringLiteral("state-dir"),
+       QStringLiteral("Where evidence goes (the consumed-grants ledger is always the user's own, "
+                      "~/.local/state/guest-console)."),
        QStringLiteral("dir")},
       {QStringLiteral("runtime-dir"), QStringLiteral("Root of the private run directories."),
        QStringLiteral("dir")},
-      {QStringLiteral("issuer-key"), QStringLiteral("Ed25519 public key (PEM): grants must be signed by it."),
+      {QStringLiteral("issuer-key"),
+       QStringLiteral("Ed25519 public key (PEM) grants must be signed by (default: %1).")
+           .arg(QLatin1String(GrantPolicy::kMachineIssuerKeyPath)),
        QStringLiteral("file")},
+      {QStringLiteral("allow-unsigned-grants"),
+       QStringLiteral("DEVELOPMENT ONLY: accept unsigned grants (the panel, the control channel and the "
+                      "evidence say so).")},
       {QStringLiteral("max-grant-lifetime"), QStringLiteral("Longest accepted grant lifetime (e.g. 8h)."),
        QStringLiteral("duration")},
       {QStringLiteral("grant-freshness"), QStringLiteral("Oldest accepted issued_at (e.g. 15m)."),
        QStringLiteral("duration")},
   });
+#ifdef GC_TEST_HOOKS
+  parser.addOption({QStringLiteral("test-ledger-dir"),
+                    QStringLiteral("TEST BUILDS ONLY: keep the consumed-grants ledger and run locks here."),
+                    QStringLiteral("dir")});
+#endif
 }
 
 std::optional<std::chrono::seconds> parseDuration(const QString& text) {
@@ -53,7 +68,17 @@ Outcome<AppPaths> resolvePaths(const QCommandLineParser& parser) {
     if (::mkdir(QFile::encodeName(paths.runtimeDir).constData(), 0700) != 0 && errno != EEXIST)
       return Failure{Refusal::PrivacyViolation, QStringLiteral("cannot create %1").arg(paths.runtimeDir)};
   }
-  for (QString* dir : {&paths.stateDir, &paths.runtimeDir}) {
+  // Not from argv or the environment: single use must hold whatever they say.
+  paths.ledgerDir = GrantLedger::perUserDir();
+#ifdef GC_TEST_HOOKS
+  if (parser.isSet(QStringLiteral("test-ledger-dir")))
+    paths.ledgerDir = parser.value(QStringLiteral("test-ledger-dir"));
+#endif
+  // Empty (no passwd entry) stays empty: GrantLedger and RunLock refuse it with GRANT_LEDGER,
+  // and mcp/sweep, which need no ledger, still work.
+  for (QString* dir : {&paths.stateDir, &paths.runtimeDir, &paths.ledgerDir}) {
+    if (dir->isEmpty())
+      continue;
     if (!QDir::isAbsolutePath(*dir))
       *dir = QDir::current().absoluteFilePath(*dir);
     *dir = QDir::cleanPath(*dir);
@@ -79,14 +104,20 @@ Outcome<GrantPolicy> resolvePolicy(const QCommandLineParser& parser) {
                      QStringLiteral("--%1: expected a duration like 90s, 15m or 8h").arg(name)};
     *field = *value;
   }
-  if (parser.isSet(QStringLiteral("issuer-key"))) {
-    QFile key(parser.value(QStringLiteral("issuer-key")));
-    if (!key.open(QIODevice::ReadOnly) || key.size() > 16 * 1024)
-      return Failure{Refusal::GrantSignature, QStringLiteral("cannot read the issuer key")};
-    policy.issuerPublicKeyPem = key.readAll();
-    if (policy.issuerPublicKeyPem.isEmpty())
-      return Failure{Refusal::GrantSignature, QStringLiteral("the issuer key file is empty")};
-  }
+  policy.allowUnsigned = parser.isSet(QStringLiteral("allow-unsigned-grants"));
+  // --issuer-key, else the machine's key; only a missing machine file means "no key".
+  const bool explicitKey = parser.isSet(QStringLiteral("issuer-key"));
+  const QString keyPath = explicitKey ? parser.value(QStringLiteral("issuer-key"))
+                                      : QString::fromLatin1(GrantPolicy::kMachineIssuerKeyPath);
+  struct stat st {};
+  if (!explicitKey && ::stat(QFile::encodeName(keyPath).constData(), &st) != 0 && errno == ENOENT)
+    return policy;
+  QFile key(keyPath);
+  if (!key.open(QIODevice::ReadOnly) || key.size() > 16 * 1024)
+    return Failure{Refusal::GrantSignature, QStringLiteral("cannot read the issuer key %1").arg(keyPath)};
+  policy.issuerPublicKeyPem = key.readAll();
+  if (policy.issuerPublicKeyPem.isEmpty())
+    return Failure{Refusal::GrantSignature, QStringLiteral("the issuer key file %1 is empty").arg(keyPath)};
   return policy;
 }
 

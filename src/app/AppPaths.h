@@ -1,5 +1,5 @@
-// Where the console keeps its state (evidence, the consumed-grants ledger) and its runtime
-// files (run directories), from the command line or the XDG defaults.
+// Where the console keeps its evidence and its runtime files (run directories), from the
+// command line or the XDG defaults, and its consumed-grants ledger (fixed per user).
 #pragma once
 
 #include "common/Outcome.h"
@@ -11,8 +11,9 @@
 namespace gc {
 
 struct AppPaths {
-  QString stateDir;
-  QString runtimeDir;
+  QString stateDir;   // evidence (--state-dir, else XDG_STATE_HOME or ~/.local/state)
+  QString runtimeDir; // run directories
+  QString ledgerDir;  // consumed grants and run locks: GrantLedger::perUserDir() (tests: a hook)
 };
 
 // Global options every subcommand takes.

@@ -40,7 +40,9 @@ CheckResult check(const QCommandLineParser& parser) {
   result.fields = QJsonObject{{QStringLiteral("run"), grant.runId},
                               {QStringLiteral("task"), grant.taskId},
                               {QStringLiteral("grant_digest"), QString::fromLatin1(grant.digestHex)}};
-  if (GrantLedger(paths->stateDir).isConsumed(grant.grantId))
+  result.fields.insert(QStringLiteral("signed"), grant.signed_);
+  result.fields.insert(QStringLiteral("unsigned_grants_allowed"), policy->allowUnsigned);
+  if (GrantLedger(paths->ledgerDir).isConsumed(grant.grantId))
     return {result.fields,
             Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(grant.grantId)}};
 
@@ -87,6 +89,10 @@ int runCheck(const QStringList& arguments) {
     std::fputs("guest-console check: --grant FILE is required\n", stderr);
     return kExitInternal;
   }
+  if (parser.isSet(QStringLiteral("allow-unsigned-grants")))
+    std::fputs("guest-console: WARNING: --allow-unsigned-grants: unsigned grants are accepted "
+               "(development only)\n",
+               stderr);
   LibvirtConnection::initializeLibrary();
   const CheckResult result = check(parser);
   const bool json = parser.isSet(QStringLiteral("json"));

@@ -70,6 +70,11 @@ int runOpen(const QStringList& arguments) {
   options.grantPath = parser.value(QStringLiteral("grant"));
   options.policy = policy.value();
   options.stateDir = paths->stateDir;
+  options.ledgerDir = paths->ledgerDir;
+  if (options.policy.allowUnsigned)
+    std::fputs("guest-console: WARNING: --allow-unsigned-grants: unsigned grants are accepted "
+               "(development only; anyone who can hand you a grant file controls this console)\n",
+               stderr);
   options.runtimeDir = paths->runtimeDir;
   options.extraOrigins = parser.values(QStringLiteral("allow-origin"));
   options.maxAuthAttempts = std::clamp(parser.value(QStringLiteral("auth-attempts")).toInt(), 1, 10);

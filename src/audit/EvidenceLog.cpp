@@ -134,6 +134,7 @@ EvidenceLog::Verification EvidenceLog::verify(const QByteArray& contents) {
       return v;
     }
     prev = claimed;
+    v.hashes.append(claimed);
     ++v.lines;
   }
   v.ok = true;

@@ -5,14 +5,17 @@
 // Line format (one JSON object, keys in this order):
 //   {"seq":N,"time":"…Z","event":"…",<fields…>,"prev":"<hash of line N-1>","hash":"<hash>"}
 // hash = SHA-256( prev-hash-hex || the line's bytes up to, excluding, `,"hash"` ).
-// The first line's prev is 64 zeros. The head hash is also handed out (receipt, closed
-// event) so that truncating or rewriting the tail is detectable against that anchor.
+// The first line's prev is 64 zeros. The chain is unkeyed: it proves order and integrity
+// only relative to a head obtained out of band (the receipt's and the closed event's
+// evidence_head); anyone who can write the file can re-chain an edited log, and a cut log
+// verifies on its own. `guest-console evidence verify --head` checks against that anchor.
 #pragma once
 
 #include "common/Outcome.h"
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QList>
 #include <QObject>
 #include <QString>
 
@@ -41,7 +44,8 @@ public:
     bool ok = false;
     quint64 lines = 0;
     QByteArray head;
-    QString error; // "line 3: prev does not match line 2"
+    QList<QByteArray> hashes; // each intact line's hash, in order (head is the last)
+    QString error;            // "line 3: prev does not match line 2"
   };
   static Verification verifyFile(const QString& path);
   static Verification verify(const QByteArray& contents);

@@ -145,7 +145,9 @@ QJsonObject Console::identity() const {
                      {QStringLiteral("vm_uuid_prefix"), m_grant.vm.uuid.left(8)},
                      {QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex.left(16))},
                      {QStringLiteral("cert_fingerprint"), m_grant.certSha256Display().left(23)},
-                     {QStringLiteral("cert_pin"), !m_grant.rdp.unpinned}};
+                     {QStringLiteral("cert_pin"), !m_grant.rdp.unpinned},
+                     {QStringLiteral("signed"), m_grant.signed_},
+                     {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}};
 }
 
 Status Console::fail(const Failure& failure) {
@@ -169,6 +171,7 @@ Status Console::fail(const Failure& failure) {
   const Status removed = m_runDir.remove();
   record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()}});
   m_evidence.close();
+  m_runLock.reset();
   m_tornDown = true;
   return Status(failure);
 }
@@ -182,10 +185,17 @@ Status Console::open() {
     return fail(grant.failure());
   m_grant = std::move(grant).value();
 
-  GrantLedger ledger(m_options.stateDir);
-  if (ledger.isConsumed(m_grant.grantId))
+  GrantLedger ledger(m_options.ledgerDir);
+  if (const Outcome<bool> seen = ledger.lookup(m_grant.grantId); !seen.ok())
+    return fail(seen.failure());
+  else if (seen.value())
     return fail(
         Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(m_grant.grantId)});
+  // One live console per run, whichever grant names it (before libvirt or any socket).
+  Outcome<RunLock> runLock = RunLock::acquire(m_options.ledgerDir, m_grant.runId);
+  if (!runLock.ok())
+    return fail(runLock.failure());
+  m_runLock = std::move(runLock).value();
 
   if (!m_connection) {
     Outcome<LibvirtConnection> connection = LibvirtConnection::openReadOnly(m_grant.vm.libvirtUri);
@@ -230,7 +240,8 @@ Status Console::open() {
                      {QStringLiteral("guest"), identity()},
                      {QStringLiteral("rule"), m_binding.ruleSource},
                      {QStringLiteral("port"), m_binding.hostPort},
-                     {QStringLiteral("signed"), m_grant.signed_}});
+                     {QStringLiteral("signed"), m_grant.signed_},
+                     {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}});
 
   m_watcher = std::make_unique<DomainWatcher>(*m_connection, m_grant.vm.uuid);
   connect(m_watcher.get(), &DomainWatcher::domainGone, this, [this](Refusal code, const QString& reason) {

@@ -16,6 +16,7 @@
 #include "console/ConsoleOptions.h"
 #include "console/RdpInputSink.h"
 #include "grant/Grant.h"
+#include "grant/RunLock.h"
 #include "privacy/Credentials.h"
 #include "privacy/RunDirectory.h"
 #include "session/InputGate.h"
@@ -109,6 +110,7 @@ private:
   ControlChannel* m_control;
   Grant m_grant;
   VmBinding m_binding;
+  std::optional<RunLock> m_runLock; // held from open() until the console is destroyed
   std::optional<LibvirtConnection> m_connection;
   std::unique_ptr<DomainWatcher> m_watcher;
   RunDirectory m_runDir;

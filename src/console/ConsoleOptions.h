@@ -13,7 +13,8 @@ namespace gc {
 struct ConsoleOptions {
   QString grantPath;
   GrantPolicy policy;
-  QString stateDir;   // evidence and the consumed-grants ledger
+  QString stateDir;   // evidence
+  QString ledgerDir;  // consumed-grants ledger and run locks (GrantLedger::perUserDir() in the product)
   QString runtimeDir; // the run's private directory lives below it
   QStringList extraOrigins;
   int maxAuthAttempts = 3;

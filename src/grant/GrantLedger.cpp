@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -143,10 +144,17 @@ bool isCanonicalDigest(const QByteArray& digest) {
 
 } // namespace
 
-GrantLedger::GrantLedger(QString stateDir) : m_stateDir(std::move(stateDir)) {}
+GrantLedger::GrantLedger(QString dir) : m_dir(std::move(dir)) {}
+
+QString GrantLedger::perUserDir() {
+  const struct passwd* user = ::getpwuid(::geteuid());
+  if (!user || !user->pw_dir || user->pw_dir[0] != '/')
+    return {};
+  return QDir::cleanPath(QFile::decodeName(user->pw_dir) + QStringLiteral("/.local/state/guest-console"));
+}
 
 QString GrantLedger::ledgerPath() const {
-  return QDir(m_stateDir).filePath(QLatin1StringView(kLedgerName));
+  return QDir(m_dir).filePath(QLatin1StringView(kLedgerName));
 }
 
 Status GrantLedger::consume(const Grant& grant) {
@@ -156,7 +164,9 @@ Status GrantLedger::consume(const Grant& grant) {
     return ledgerFailure(QStringLiteral("grant_id is not a lowercase UUID"));
   if (!isCanonicalDigest(grant.digestHex))
     return ledgerFailure(QStringLiteral("digest is not 64 lowercase hex digits"));
-  Status dir = ensureStateDir(m_stateDir);
+  if (m_dir.isEmpty())
+    return ledgerFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
+  Status dir = ensureStateDir(m_dir);
   if (!dir)
     return dir;
   Outcome<int> opened = openLedger(ledgerPath(), O_RDWR | O_CREAT | O_APPEND);
@@ -201,6 +211,8 @@ Outcome<bool> GrantLedger::lookup(const QString& grantId) const {
   const QString id = grantId.toLower();
   if (!isCanonicalId(id))
     return ledgerFailure(QStringLiteral("grant_id is not a UUID"));
+  if (m_dir.isEmpty())
+    return ledgerFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
   const int raw =
       ::open(QFile::encodeName(ledgerPath()).constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (raw < 0 && errno == ENOENT)

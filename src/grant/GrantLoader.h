@@ -1,8 +1,11 @@
 // GrantLoader: turns untrusted grant bytes into a Grant, or refuses with a typed code.
-// Order of checks: size (GRANT_SCHEMA) → signature when an issuer key is configured
-// (GRANT_SIGNATURE; nothing unauthenticated is parsed) → strict JSON and schema
-// (GRANT_SCHEMA) → freshness (GRANT_NOT_YET_VALID, GRANT_EXPIRED, GRANT_LIFETIME,
-// GRANT_STALE, in that order). The single-use rule is GrantLedger's, not the loader's.
+// Order of checks: size (GRANT_SCHEMA) → signature (GRANT_ISSUER_KEY_MISSING when no key
+// is configured, GRANT_SIGNATURE when the grant is unsigned or the signature does not
+// verify; nothing unauthenticated is parsed) → strict JSON and schema (GRANT_SCHEMA; the
+// libvirt URI LIBVIRT_URI_FORBIDDEN) → freshness (GRANT_NOT_YET_VALID, GRANT_EXPIRED,
+// GRANT_LIFETIME, GRANT_STALE, in that order). policy.allowUnsigned (development only)
+// lets an unsigned grant through; a present signature is still verified against a
+// configured key. The single-use rule is GrantLedger's, not the loader's.
 //
 // Thread: reentrant; use from any thread.
 #pragma once

@@ -1,5 +1,6 @@
 #include "vm/LibvirtConnection.h"
 
+#include "grant/LibvirtUriRule.h"
 #include "vm/VmLog.h"
 
 #include <libvirt/libvirt.h>
@@ -74,6 +75,10 @@ Outcome<LibvirtConnection> LibvirtConnection::open(const QString& uri, bool read
   initializeLibrary();
   if (uri.isEmpty())
     return Failure{Refusal::LibvirtUnavailable, QStringLiteral("no libvirt URI given")};
+  // Defence in depth: the grant loader refuses these already, but nothing may hand libvirt a
+  // transport (+ext runs a program, +ssh spawns ssh) or a remote host, whoever calls.
+  if (Status local = LibvirtUriRule::check(uri); !local.ok())
+    return local.failure();
   const QByteArray utf8 = uri.toUtf8();
   virConnectPtr conn = readOnly ? virConnectOpenReadOnly(utf8.constData()) : virConnectOpen(utf8.constData());
   if (!conn)

@@ -15,7 +15,8 @@ namespace gc {
 
 class LibvirtConnection {
 public:
-  // The product's connection. Failure: LIBVIRT_UNAVAILABLE.
+  // The product's connection. Failure: LIBVIRT_URI_FORBIDDEN (LibvirtUriRule, checked before
+  // libvirt is called), LIBVIRT_UNAVAILABLE.
   static Outcome<LibvirtConnection> openReadOnly(const QString& uri);
   // Tests only (the test driver needs read-write to destroy/suspend/undefine domains).
   static Outcome<LibvirtConnection> openReadWrite(const QString& uri);

@@ -63,7 +63,12 @@ const ENV = {
   LSAN_OPTIONS: process.env.LSAN_OPTIONS || `suppressions=${path.join(REPO, 'tests/sanitizer/lsan.supp')}`,
   UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || 'print_stacktrace=1',
 };
-const GLOBAL = ['--state-dir', STATE, '--runtime-dir', RUNTIME];
+// A key made for this run signs every grant; the ledger and run locks stay in WORK
+// (--test-ledger-dir, test builds), as in the battery.
+const KEYS = path.join(WORK, 'keys');
+fs.mkdirSync(KEYS, { mode: 0o700 });
+const ISSUER = { key: path.join(KEYS, 'issuer.key'), pub: path.join(KEYS, 'issuer.pub') };
+const GLOBAL = ['--state-dir', STATE, '--runtime-dir', RUNTIME, '--issuer-key', ISSUER.pub, '--test-ledger-dir', path.join(WORK, 'ledger')];
 // An emulated (TCG) guest takes seconds to show input on its screen: after the lock the console
 // waits until the screen has shown no update for this long (operator options, documented in
 // docs/operating.md; the console is not modified).
@@ -227,7 +232,7 @@ let grantCount = 0;
 function issueGrant({ port, cert, lifetime, run }) {
   const out = path.join(GRANTS, `grant-${++grantCount}.json`);
   const args = [...(run ? ['--run', run] : []), '--out', out, '--vm-uuid', VM.uuid, '--vm-name', VM.name, '--port', String(port), '--libvirt-uri', URI,
-    '--cert-sha256', cert, '--title', 'live lane', '--panel', `username=${USER}`];
+    '--cert-sha256', cert, '--title', 'live lane', '--panel', `username=${USER}`, '--sign-key', ISSUER.key];
   if (lifetime) args.push('--lifetime', String(lifetime));
   execFileSync(BIN.issue, args, { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   return out;
@@ -410,7 +415,7 @@ async function prepareVsCode() {
   const { CodeServerLane } = require(LANE_MODULE);
   for (const d of [VS.root, VS.runtime, VS.state]) fs.mkdirSync(d, { mode: 0o700 });
   const lane = await CodeServerLane.start({
-    codeServer: VS.code, vsix: VS.vsix, consoleBin: BIN.console, root: VS.root, runtimeDir: VS.runtime, stateDir: VS.state,
+    codeServer: VS.code, vsix: VS.vsix, consoleBin: BIN.console, root: VS.root, runtimeDir: VS.runtime, stateDir: VS.state, issuerKey: ISSUER.pub,
     home: path.join(VS.root, 'home'),
     stamp: (what) => log(`vscode: ${what} (+${secs(t0)} s)`),
     // For the last-resort teardown by PID (tests/live/ns); the lane stops it itself.
@@ -567,6 +572,7 @@ async function waitUntilAsync(pred, timeoutMs, stepMs = 100) {
 // =======================================================================================
 async function main() {
   for (const [k, f] of Object.entries(BIN)) if (!fs.existsSync(f)) throw new Error(`missing ${k}: ${f}`);
+  execFileSync(BIN.issue, ['keygen', '--out-private', ISSUER.key, '--out-public', ISSUER.pub], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   const port = await new Promise((resolve) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); }); });
   const FWD = `tcp:127.0.0.1:${port}-:3389`;
 

@@ -8,6 +8,7 @@
 #include "tools/demovm/DemoNodeXml.h"
 #include "tools/issuegrant/ExclusiveFile.h"
 #include "tools/issuegrant/GrantIssuer.h"
+#include "tools/issuegrant/GrantSigner.h"
 #include "tools/issuegrant/GuestReadyLine.h"
 
 #include <QCoreApplication>
@@ -232,10 +233,27 @@ bool DemoRun::issueGrant() {
     m_report.fail(QStringLiteral("grant"), bytes.failure().message);
     return false;
   }
-  m_grantPath = m_temp->filePath(QStringLiteral("grant.json"));
-  if (Status written = ExclusiveFile::write(m_grantPath, bytes.value()); !written.ok()) {
-    m_report.fail(QStringLiteral("grant"), written.failure().message);
+  // Signed with a key made for this run: the console refuses unsigned grants. Only the
+  // public key is written (0600, in the private temp dir); the private one stays in memory.
+  Outcome<GrantSigner::KeyPair> keys = GrantSigner::generate();
+  const Outcome<QByteArray> signature =
+      keys.ok() ? GrantSigner::sign(bytes.value(), keys->privatePem) : Outcome<QByteArray>(keys.failure());
+  if (keys.ok())
+    keys.value().privatePem.fill('\0');
+  if (!signature.ok()) {
+    m_report.fail(QStringLiteral("grant signature"), signature.failure().message);
     return false;
+  }
+  m_grantPath = m_temp->filePath(QStringLiteral("grant.json"));
+  m_issuerKeyPath = m_temp->filePath(QStringLiteral("issuer.pub"));
+  for (const auto& [path, content] :
+       {std::pair{m_grantPath, bytes.value()},
+        std::pair{m_grantPath + QStringLiteral(".sig"), GrantSigner::detached(signature.value())},
+        std::pair{m_issuerKeyPath, keys->publicPem}}) {
+    if (Status written = ExclusiveFile::write(path, content); !written.ok()) {
+      m_report.fail(QStringLiteral("grant"), written.failure().message);
+      return false;
+    }
   }
   m_runId = draft.runId;
   m_mcpTool = draft.mcpTool;
@@ -251,14 +269,15 @@ bool DemoRun::issueGrant() {
   binding.insert(QStringLiteral("task"), m_taskId);
   binding.insert(QStringLiteral("grant_id"), m_grantId);
   binding.insert(QStringLiteral("grant_digest"), m_grantDigest);
-  m_report.step(
-      QStringLiteral("grant issued"),
-      QStringLiteral("%1, %2, expires in 15 min, pin %3…").arg(m_runId, m_taskId, pinPrefix(pin.value())));
+  m_report.step(QStringLiteral("grant issued"),
+                QStringLiteral("%1, %2, expires in 15 min, pin %3…, signed with a key made for this run")
+                    .arg(m_runId, m_taskId, pinPrefix(pin.value())));
   return true;
 }
 
 QStringList DemoRun::consoleArgs() const {
-  return {QStringLiteral("--state-dir"), m_stateDir, QStringLiteral("--runtime-dir"), m_runtimeDir};
+  return {QStringLiteral("--state-dir"),  m_stateDir,     QStringLiteral("--runtime-dir"), m_runtimeDir,
+          QStringLiteral("--issuer-key"), m_issuerKeyPath};
 }
 
 void DemoRun::onConsoleLine(const QJsonObject& line) {

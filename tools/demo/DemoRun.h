@@ -73,6 +73,8 @@ private:
   Options m_options;
   DemoReport m_report;
   std::unique_ptr<QTemporaryDir> m_temp;
+  QString
+      m_issuerKeyPath; // the public half of the key made for this run (the private one never touches disk)
   QString m_runtimeDir, m_stateDir;
   QByteArray m_password; // throwaway, for this demo's guest only; wiped after use
 

@@ -102,6 +102,7 @@ Outcome<QByteArray> GrantIssuer::render(const GrantDraft& d) {
   // The console's loader is the authority on what a grant is. Freshness is neutralised
   // (now = issued_at, no lifetime or window limits) so only the schema speaks.
   GrantPolicy schemaOnly;
+  schemaOnly.allowUnsigned = true; // the bytes are checked before they are signed
   schemaOnly.maxLifetime = std::chrono::seconds(std::numeric_limits<int>::max());
   schemaOnly.freshness = schemaOnly.maxLifetime;
   const auto loaded = GrantLoader::parse(bytes, schemaOnly, d.issuedAt.toUTC());

@@ -1,6 +1,7 @@
 #include "tools/issuegrant/GrantSigner.h"
 
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
@@ -56,6 +57,31 @@ Outcome<QByteArray> GrantSigner::sign(const QByteArray& message, const QByteArra
 
 QByteArray GrantSigner::detached(const QByteArray& signature) {
   return signature.toBase64() + '\n';
+}
+
+Outcome<GrantSigner::KeyPair> GrantSigner::generate() {
+  std::unique_ptr<EVP_PKEY, PkeyFree> key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
+  if (!key)
+    return refused(QStringLiteral("cannot generate an Ed25519 key"));
+  const auto pem = [&key](bool isPrivate) -> QByteArray {
+    std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+    if (!bio)
+      return {};
+    const int ok = isPrivate
+                       ? PEM_write_bio_PrivateKey(bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr)
+                       : PEM_write_bio_PUBKEY(bio.get(), key.get());
+    if (ok != 1)
+      return {};
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio.get(), &data);
+    QByteArray out(data, qsizetype(size));
+    OPENSSL_cleanse(data, size_t(size)); // the memory BIO's copy of the private key
+    return out;
+  };
+  KeyPair pair{pem(true), pem(false)};
+  if (pair.privatePem.isEmpty() || pair.publicPem.isEmpty())
+    return refused(QStringLiteral("cannot encode the Ed25519 key"));
+  return pair;
 }
 
 } // namespace gc::tools

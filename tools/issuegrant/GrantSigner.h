@@ -20,6 +20,13 @@ public:
 
   // The content of "<grant>.sig": base64 of the signature and a newline.
   static QByteArray detached(const QByteArray& signature);
+
+  struct KeyPair {
+    QByteArray privatePem; // "BEGIN PRIVATE KEY" (PKCS#8, unencrypted): for sign()
+    QByteArray publicPem;  // "BEGIN PUBLIC KEY": the console's --issuer-key
+  };
+  // A fresh Ed25519 key pair from OpenSSL's CSPRNG (a key made for one run or demo).
+  static Outcome<KeyPair> generate();
 };
 
 } // namespace gc::tools

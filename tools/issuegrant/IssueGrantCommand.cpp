@@ -193,10 +193,56 @@ void addOptions(QCommandLineParser& parser) {
   opt("print-digest", "Print the grant's SHA-256 digest (hex) on stdout.");
 }
 
+// gc-issue-grant keygen --out-private P --out-public Q: a key pair for one run (both files
+// created 0600, never over an existing one; keep P in a 0700 directory).
+int keygen(const QStringList& arguments, QTextStream& out, QTextStream& err) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Writes a fresh Ed25519 key pair for signing grants."));
+  parser.addOptions(
+      {{QStringLiteral("help"), QStringLiteral("Show this help.")},
+       {QStringLiteral("out-private"), QStringLiteral("The private key (PEM) for --sign-key."),
+        QStringLiteral("FILE")},
+       {QStringLiteral("out-public"), QStringLiteral("The public key (PEM) for guest-console --issuer-key."),
+        QStringLiteral("FILE")}});
+  const auto fail = [&](int code, const QString& message) {
+    err << "gc-issue-grant keygen: " << message << Qt::endl;
+    return code;
+  };
+  QStringList args = arguments;
+  args.removeAt(1); // "keygen"
+  if (!parser.parse(args))
+    return fail(IssueGrantCommand::kExitUsage, parser.errorText());
+  if (parser.isSet(QStringLiteral("help"))) {
+    out << parser.helpText();
+    out.flush();
+    return IssueGrantCommand::kExitOk;
+  }
+  const QString privatePath = parser.value(QStringLiteral("out-private"));
+  const QString publicPath = parser.value(QStringLiteral("out-public"));
+  if (privatePath.isEmpty() || publicPath.isEmpty() || !parser.positionalArguments().isEmpty())
+    return fail(IssueGrantCommand::kExitUsage,
+                QStringLiteral("--out-private FILE and --out-public FILE are required"));
+  Outcome<GrantSigner::KeyPair> pair = GrantSigner::generate();
+  if (!pair)
+    return fail(IssueGrantCommand::kExitFailed, pair.failure().message);
+  GrantSigner::KeyPair& keys = pair.value();
+  const Status wrotePrivate = ExclusiveFile::write(privatePath, keys.privatePem);
+  keys.privatePem.fill('\0');
+  if (!wrotePrivate)
+    return fail(IssueGrantCommand::kExitFailed, wrotePrivate.failure().message);
+  if (const Status wrotePublic = ExclusiveFile::write(publicPath, keys.publicPem); !wrotePublic) {
+    QFile::remove(privatePath);
+    return fail(IssueGrantCommand::kExitFailed, wrotePublic.failure().message);
+  }
+  return IssueGrantCommand::kExitOk;
+}
+
 } // namespace
 
 int IssueGrantCommand::run(const QStringList& arguments, QIODevice& standardInput, QTextStream& out,
                            QTextStream& err) {
+  if (arguments.size() >= 2 && arguments.at(1) == QLatin1String("keygen"))
+    return keygen(arguments, out, err);
   QCommandLineParser parser;
   addOptions(parser);
   const auto fail = [&](int code, const QString& message) {

@@ -1,6 +1,7 @@
 // IssueGrantCommand: the gc-issue-grant command line. A developer and test tool, never part
 // of the console: it writes a fresh version-1 grant (0600, never over an existing file),
 // optionally its detached Ed25519 signature ("<out>.sig"), and prints the digest on request.
+// `gc-issue-grant keygen --out-private P --out-public Q` writes a fresh Ed25519 key pair.
 // Run `gc-issue-grant --help` for the options; tools/README.md describes them.
 //
 // Thread: the calling thread; run() blocks (file I/O only).

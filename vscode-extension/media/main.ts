@@ -270,8 +270,19 @@ class PanelApp {
     byId('vm').textContent = vm || '—';
     byId('grant').textContent = `grant ${pick('grant_digest', 'grant_sha256', 'grant')}`;
     byId('cert').textContent = `cert ${pick('cert_sha256', 'cert_fingerprint', 'cert')}`;
+    const warnings: string[] = [];
     if (identity['cert_pin'] === false || identity['cert_unpinned'] === true) {
-      this.showBanner('Warning: this grant does not pin the guest certificate.');
+      warnings.push('this grant does not pin the guest certificate');
+    }
+    if (identity['unsigned_grants_allowed'] === true) {
+      warnings.push(
+        identity['signed'] === true
+          ? 'unsigned grants are allowed (--allow-unsigned-grants, development only)'
+          : 'this grant is NOT signed: unsigned grants are allowed (development only)',
+      );
+    }
+    if (warnings.length > 0) {
+      this.showBanner(`Warning: ${warnings.join('; ')}.`);
     }
   }
 

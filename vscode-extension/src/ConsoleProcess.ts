@@ -17,6 +17,8 @@ export interface ConsoleProcessOptions {
   grantPath: string;
   /** Exact web origins the panel may present besides vscode-webview:// (web hosts). */
   allowOrigins?: readonly string[];
+  /** Who signs grants (see GrantTrust). */
+  trust?: GrantTrust;
   log: (line: string) => void;
   spawn?: SpawnFunction;
   /** Environment to filter; defaults to process.env. */
@@ -94,11 +96,30 @@ export function resolveConsoleBinary(
   return { ok: false, reason: `no executable "${setting}" in PATH or ${installedDirs.join(', ')}; install the guest-console package or set guestConsole.binaryPath` };
 }
 
-export function buildConsoleArgv(grantPath: string, allowOrigins: readonly string[] = []): string[] {
-  // Bounded and fixed: the grant path and the web host's origin are the only variable
-  // parts (neither is a secret). The console learns credentials on stdin and issues the
-  // capability itself.
-  return ['open', '--grant', grantPath, ...allowOrigins.flatMap((o) => ['--allow-origin', o])];
+/** The two machine-scoped settings that decide which grants the console accepts. */
+export interface GrantTrust {
+  /** The issuer's Ed25519 public key (PEM); "" or absent = the console's /etc default. */
+  issuerKeyPath?: string;
+  /** Development only: accept unsigned grants (the panel and the evidence say so). */
+  allowUnsignedGrants?: boolean;
+}
+
+export function buildConsoleArgv(
+  grantPath: string,
+  allowOrigins: readonly string[] = [],
+  trust: GrantTrust = {},
+): string[] {
+  // Bounded and fixed: the grant path, the web host's origin and the issuer key's path are
+  // the only variable parts (none is a secret). The console learns credentials on stdin and
+  // issues the capability itself.
+  return [
+    'open',
+    '--grant',
+    grantPath,
+    ...allowOrigins.flatMap((o) => ['--allow-origin', o]),
+    ...(trust.issuerKeyPath ? ['--issuer-key', trust.issuerKeyPath] : []),
+    ...(trust.allowUnsignedGrants === true ? ['--allow-unsigned-grants'] : []),
+  ];
 }
 
 export function buildConsoleEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -246,7 +267,7 @@ export class ConsoleProcess extends Disposable {
       this.pid = -1;
       return;
     }
-    const child = spawn(binary.path, buildConsoleArgv(options.grantPath, options.allowOrigins), {
+    const child = spawn(binary.path, buildConsoleArgv(options.grantPath, options.allowOrigins, options.trust), {
       shell: false,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: buildConsoleEnv(parentEnv),

@@ -34,6 +34,7 @@ export class ConsoleSession extends Disposable {
       binaryPath: settings.binaryPath,
       grantPath: grant.path,
       allowOrigins,
+      trust: { issuerKeyPath: settings.issuerKeyPath, allowUnsignedGrants: settings.allowUnsignedGrants },
       log: (line: string) => host.log(line),
       terminateGraceMs: settings.terminateGraceMs,
       panicGraceMs: settings.panicGraceMs,

@@ -27,6 +27,10 @@ export interface ConsoleSettings {
   binaryPath: string;
   terminateGraceMs: number;
   panicGraceMs: number;
+  /** Machine-scoped: the grant issuer's public key; "" = the console's /etc default. */
+  issuerKeyPath: string;
+  /** Machine-scoped, development only: the console's --allow-unsigned-grants. */
+  allowUnsignedGrants: boolean;
 }
 
 export interface HostApi {

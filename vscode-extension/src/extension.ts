@@ -17,6 +17,9 @@ export function activate(context: vscode.ExtensionContext): void {
       binaryPath: c.get<string>('binaryPath', 'guest-console') || 'guest-console',
       terminateGraceMs: c.get<number>('terminateGraceMs', 2000),
       panicGraceMs: c.get<number>('panicGraceMs', 40),
+      // Machine scope (package.json): a workspace's settings cannot set these.
+      issuerKeyPath: c.get<string>('issuerKeyPath', '') ?? '',
+      allowUnsignedGrants: c.get<boolean>('allowUnsignedGrants', false) === true,
     };
   };
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');

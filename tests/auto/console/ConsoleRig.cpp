@@ -1,5 +1,6 @@
 #include "ConsoleRig.h"
 
+#include "tools/issuegrant/GrantSigner.h"
 #include "vm/LibvirtConnection.h"
 #include "widgets/FrameUpdate.h"
 
@@ -23,6 +24,11 @@ ConsoleRig::ConsoleRig(GrantSpec s) : spec(std::move(s)) {
   ::chmod(QFile::encodeName(dir.path()).constData(), 0700);
   uuid = QUuid::createUuid().toString(QUuid::WithoutBraces);
   runId = QStringLiteral("run-%1").arg(QUuid::createUuid().toString(QUuid::Id128).left(12));
+  ledgerDir = dir.filePath(QStringLiteral("ledger"));
+  if (Outcome<tools::GrantSigner::KeyPair> keys = tools::GrantSigner::generate(); keys.ok()) {
+    m_issuerPrivatePem = keys->privatePem;
+    issuerPublicPem = keys->publicPem;
+  }
   int toConsole[2], fromConsole[2];
   if (::pipe2(toConsole, O_CLOEXEC) == 0 && ::pipe2(fromConsole, O_CLOEXEC | O_NONBLOCK) == 0) {
     m_consoleRead = toConsole[0];
@@ -46,6 +52,7 @@ ConsoleRig::ConsoleRig(GrantSpec s) : spec(std::move(s)) {
 }
 
 ConsoleRig::~ConsoleRig() {
+  m_issuerPrivatePem.fill('\0');
   console.reset();
   control.reset();
   if (events)
@@ -99,7 +106,18 @@ QString ConsoleRig::writeGrant() {
   QFile f(grantPath);
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
     return {};
-  f.write(QJsonDocument(grant).toJson(QJsonDocument::Compact));
+  const QByteArray bytes = QJsonDocument(grant).toJson(QJsonDocument::Compact);
+  if (f.write(bytes) != bytes.size())
+    return {};
+  f.close();
+  QFile::remove(grantPath + QStringLiteral(".sig"));
+  if (spec.signGrant) {
+    const Outcome<QByteArray> signature = tools::GrantSigner::sign(bytes, m_issuerPrivatePem);
+    QFile sig(grantPath + QStringLiteral(".sig"));
+    if (!signature.ok() || !sig.open(QIODevice::WriteOnly) ||
+        sig.write(tools::GrantSigner::detached(signature.value())) < 0)
+      return {};
+  }
   return grantPath;
 }
 
@@ -113,6 +131,9 @@ gc::Status ConsoleRig::openConsole() {
   ConsoleOptions options;
   options.grantPath = grantPath;
   options.stateDir = dir.filePath(QStringLiteral("state"));
+  options.ledgerDir = ledgerDir;
+  options.policy.issuerPublicKeyPem = issuerPublicPem;
+  options.policy.allowUnsigned = spec.allowUnsigned;
   options.runtimeDir = dir.path();
   options.connectTimeoutMs = 15000;
   console = std::make_unique<Console>(options, control.get());

@@ -20,6 +20,8 @@ struct GrantSpec {
   QString pin; // empty: the guest's
   bool readWriteLibvirt = false;
   QString password = QStringLiteral("throwaway-pw");
+  bool signGrant = true;      // with the rig's own issuer key (made per rig)
+  bool allowUnsigned = false; // the console's --allow-unsigned-grants
 };
 
 class ConsoleRig {
@@ -48,6 +50,8 @@ public:
   QString uuid;
   QString runId;
   QString grantPath;
+  QString ledgerDir; // the rig's own consumed-grants ledger (the product's is per user)
+  QByteArray issuerPublicPem;
   std::unique_ptr<gc::LibvirtEventLoop> events;
   std::unique_ptr<gc::ControlChannel> control;
   std::unique_ptr<gc::Console> console;
@@ -60,6 +64,7 @@ public:
 private:
   void readControl();
   int m_parentWrite = -1, m_parentRead = -1, m_consoleRead = -1, m_consoleWrite = -1;
+  QByteArray m_issuerPrivatePem; // lives only in this process's memory
   QByteArray m_pending;
   QList<QJsonObject> m_control;
 };

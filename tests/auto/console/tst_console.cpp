@@ -3,6 +3,7 @@
 #include "ConsoleRig.h"
 #include "audit/EvidenceLog.h"
 #include "console/RdpInputSink.h"
+#include "grant/RunLock.h"
 #include "rdp/RdpSession.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
@@ -11,6 +12,7 @@
 
 #include <QDirIterator>
 #include <QElapsedTimer>
+#include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -390,6 +392,12 @@ private slots:
                                     << "GRANT_REUSED";
     QTest::newRow("expired grant") << "expired"
                                    << "GRANT_EXPIRED";
+    QTest::newRow("unsigned grant, key configured") << "unsigned"
+                                                    << "GRANT_SIGNATURE";
+    QTest::newRow("signed by another key") << "wrong-key"
+                                           << "GRANT_SIGNATURE";
+    QTest::newRow("no issuer key configured") << "no-key"
+                                              << "GRANT_ISSUER_KEY_MISSING";
   }
   void refusesAtOpen() {
     QFETCH(QString, what);
@@ -399,9 +407,15 @@ private slots:
       spec.pin = QString(64, QLatin1Char('a'));
     if (what == QLatin1String("expired"))
       spec.lifetimeSeconds = -1;
+    if (what == QLatin1String("unsigned"))
+      spec.signGrant = false;
     ConsoleRig rig(spec);
     QVERIFY(rig.startGuest());
     QVERIFY(!rig.writeGrant().isEmpty());
+    if (what == QLatin1String("wrong-key")) // the console trusts a key that did not sign the grant
+      rig.issuerPublicPem = ConsoleRig().issuerPublicPem;
+    if (what == QLatin1String("no-key"))
+      rig.issuerPublicPem.clear();
     if (what == QLatin1String("replay")) {
       // Same grant, same state dir: the first open consumes it.
       QVERIFY(rig.openConsole().ok());
@@ -429,6 +443,82 @@ private slots:
     }
     QVERIFY(recorded);
     QVERIFY(QDir(rig.dir.filePath(QStringLiteral("guest-console/runs"))).isEmpty());
+  }
+
+  // --allow-unsigned-grants opens an unsigned grant and says so everywhere the pin's
+  // absence is shown: ready, the panel's welcome, the evidence.
+  void unsignedGrantsAllowedIsVisible() {
+    GrantSpec spec;
+    spec.signGrant = false;
+    spec.allowUnsigned = true;
+    ConsoleRig rig(spec);
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    const Status opened = rig.openConsole();
+    QVERIFY2(opened.ok(), qPrintable(opened.ok() ? QString() : opened.failure().toString()));
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    const QJsonObject identity =
+        rig.controlEvents(QStringLiteral("ready")).value(0).value(QStringLiteral("identity")).toObject();
+    QCOMPARE(identity.value(QStringLiteral("unsigned_grants_allowed")), QJsonValue(true));
+    QCOMPARE(identity.value(QStringLiteral("signed")), QJsonValue(false));
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    const QJsonObject welcome = rig.panelMessages(QStringLiteral("welcome")).value(0);
+    QCOMPARE(
+        welcome.value(QStringLiteral("identity")).toObject().value(QStringLiteral("unsigned_grants_allowed")),
+        QJsonValue(true));
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    QFile evidence(evidenceFile(rig));
+    QVERIFY(evidence.open(QIODevice::ReadOnly));
+    const QJsonObject first = QJsonDocument::fromJson(evidence.readLine()).object();
+    QCOMPARE(first.value(QStringLiteral("event")).toString(), QStringLiteral("opened"));
+    QCOMPARE(first.value(QStringLiteral("unsigned_grants_allowed")), QJsonValue(true));
+    QCOMPARE(first.value(QStringLiteral("signed")), QJsonValue(false));
+  }
+
+  // A signed grant opened without the opt-out says signed, and not allowed-unsigned.
+  void signedGrantIdentitySaysSigned() {
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    const QJsonObject identity =
+        rig.controlEvents(QStringLiteral("ready")).value(0).value(QStringLiteral("identity")).toObject();
+    QCOMPARE(identity.value(QStringLiteral("signed")), QJsonValue(true));
+    QCOMPARE(identity.value(QStringLiteral("unsigned_grants_allowed")), QJsonValue(false));
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+  }
+
+  // While another console holds the run (its RunLock; two live consoles in one test
+  // process cannot share libvirt's event loop, so the battery runs the two-process case),
+  // open() is RUN_ALREADY_OPEN before libvirt or the guest is touched, and the grant is not
+  // consumed: once the run is free the same grant opens.
+  void refusesAConsoleForARunThatIsAlreadyOpen() {
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    Outcome<RunLock> live = RunLock::acquire(rig.ledgerDir, rig.runId);
+    QVERIFY(live.ok());
+    const Status refused = rig.openConsole();
+    QVERIFY(!refused.ok());
+    QCOMPARE(refusalName(refused.code()), QStringLiteral("RUN_ALREADY_OPEN"));
+    QVERIFY(rig.waitControl(QStringLiteral("error")));
+    QCOMPARE(rig.guest.events(QStringLiteral("client_connected")).size(), 0);
+    rig.console.reset();
+    rig.control.reset();
+    rig.events.reset();
+
+    live.value().release();
+    const Status opened = rig.openConsole();
+    QVERIFY2(opened.ok(), qPrintable(opened.ok() ? QString() : opened.failure().toString()));
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    // Now the console holds the run itself.
+    QCOMPARE(RunLock::acquire(rig.ledgerDir, rig.runId).code(), Refusal::RunAlreadyOpen);
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
   }
 
   void closesAfterTooManyWrongPasswords() {

@@ -1,7 +1,10 @@
 #include "audit/EvidenceLog.h"
 
+#include <QCryptographicHash>
 #include <QFile>
 #include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -26,6 +29,50 @@ QString writeSampleLog(const QTemporaryDir& dir, int lines) {
 QByteArray readAll(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeAll(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  QCOMPARE(f.write(bytes), bytes.size());
+}
+
+// What anyone who can write the file can do without a key: edit a line, then recompute
+// every prev/hash after it so the chain is consistent again.
+QByteArray rechained(const QByteArray& contents, const QByteArray& from, const QByteArray& to) {
+  static const QRegularExpression prevField(QStringLiteral("\"prev\":\"[0-9a-f]{64}\"$"));
+  QByteArray prev(64, '0');
+  QByteArray out;
+  for (const QByteArray& line : contents.split('\n')) {
+    if (line.isEmpty())
+      continue;
+    QString body = QString::fromUtf8(line.left(line.lastIndexOf(",\"hash\":\"")));
+    body.replace(QString::fromLatin1(from), QString::fromLatin1(to));
+    body.replace(prevField, QStringLiteral("\"prev\":\"%1\"").arg(QString::fromLatin1(prev)));
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(prev);
+    h.addData(body.toUtf8());
+    prev = h.result().toHex();
+    out += body.toUtf8() + ",\"hash\":\"" + prev + "\"}\n";
+  }
+  return out;
+}
+
+struct Verified {
+  int exitCode = -1;
+  QString output;
+};
+
+Verified runVerify(const QString& file, const QByteArray& head) {
+  QProcess p;
+  QStringList args{QStringLiteral("evidence"), QStringLiteral("verify"), file};
+  if (!head.isEmpty())
+    args << QStringLiteral("--head") << QString::fromLatin1(head);
+  p.start(QStringLiteral(GC_CONSOLE_BINARY), args);
+  if (!p.waitForFinished(60000))
+    return {};
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+          QString::fromUtf8(p.readAllStandardOutput())};
 }
 
 } // namespace
@@ -80,6 +127,66 @@ private slots:
     const auto shorter = EvidenceLog::verify(tail.join('\n'));
     QVERIFY(shorter.ok);
     QVERIFY(shorter.head != EvidenceLog::verify(original).head);
+  }
+
+  // The chain alone cannot tell a cut or re-chained log from an intact one; the head the run
+  // handed out (the closed line's evidence_head) can: `evidence verify --head`.
+  void verifyWithTheHeadDetectsCutAndRechainedLogs_data() {
+    QTest::addColumn<QString>("log"); // intact, cut, rechained
+    QTest::addColumn<bool>("withHead");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("intact") << "intact" << false << 0 << "internal consistency only";
+    QTest::newRow("intact --head") << "intact" << true << 0 << "ends at the expected head";
+    QTest::newRow("cut") << "cut" << false << 0 << "internal consistency only";
+    QTest::newRow("cut --head") << "cut" << true << 2 << "EVIDENCE_HEAD_MISMATCH";
+    QTest::newRow("rechained") << "rechained" << false << 0 << "internal consistency only";
+    QTest::newRow("rechained --head") << "rechained" << true << 2 << "EVIDENCE_HEAD_MISMATCH";
+  }
+  void verifyWithTheHeadDetectsCutAndRechainedLogs() {
+    QFETCH(QString, log);
+    QFETCH(bool, withHead);
+    QFETCH(int, exitCode);
+    QFETCH(QString, says);
+    QTemporaryDir dir;
+    const QString intact = writeSampleLog(dir, 6);
+    QVERIFY(!intact.isEmpty());
+    const auto original = EvidenceLog::verifyFile(intact);
+    QVERIFY(original.ok);
+    const QByteArray head = original.head; // what the closed line handed out
+    QString file = intact;
+    if (log == u"cut") {
+      QList<QByteArray> lines = readAll(intact).split('\n');
+      lines.removeLast(); // the empty tail
+      lines.removeLast(); // the last entry
+      file = dir.filePath(QStringLiteral("cut.jsonl"));
+      writeAll(file, lines.join('\n') + '\n');
+    } else if (log == u"rechained") {
+      file = dir.filePath(QStringLiteral("rechained.jsonl"));
+      writeAll(file, rechained(readAll(intact), "\"to\":\"P1\"", "\"to\":\"P9\""));
+      QVERIFY(readAll(file) != readAll(intact));
+    }
+    if (log != u"intact") // the forgery is internally consistent: the library alone accepts it
+      QVERIFY(EvidenceLog::verifyFile(file).ok);
+    const Verified v = runVerify(file, withHead ? head : QByteArray());
+    QVERIFY2(v.exitCode == exitCode, qPrintable(v.output));
+    QVERIFY2(v.output.contains(says), qPrintable(v.output));
+    if (log == u"cut" && withHead) // the expected head is not in a cut log at all
+      QVERIFY2(v.output.contains(u"not in the log"), qPrintable(v.output));
+  }
+
+  // Given the head of an earlier line (e.g. the receipt's), verify names where it is.
+  void verifyWithAnEarlierHeadSaysWhereItIs() {
+    QTemporaryDir dir;
+    const QString path = writeSampleLog(dir, 5);
+    const auto v = EvidenceLog::verifyFile(path);
+    QCOMPARE(v.hashes.size(), 5);
+    QCOMPARE(v.hashes.last(), v.head);
+    const Verified r = runVerify(path, v.hashes.at(2));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.output.contains(u"the expected head is line 3; the log goes on to line 5"),
+             qPrintable(r.output));
+    QCOMPARE(runVerify(path, "nothex").exitCode, 1);
   }
 
   void refusesReservedKeysAndExistingFiles() {

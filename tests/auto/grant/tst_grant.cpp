@@ -4,6 +4,7 @@
 #include "grant/ActionSpec.h"
 #include "grant/GrantLoader.h"
 #include "grant/GrantSignature.h"
+#include "grant/LibvirtUriRule.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -62,6 +63,13 @@ QJsonObject baseGrant() {
       {"mcp", QJsonObject{{"server", "guest-console"}, {"tool", "perform_action"}}},
       {"action", QJsonObject{{"candidates", QJsonArray{candidateSave, candidateClick}}}},
   };
+}
+
+// Schema and freshness tests parse unsigned bytes: the development opt-out, no key.
+GrantPolicy unsignedPolicy() {
+  GrantPolicy policy;
+  policy.allowUnsigned = true;
+  return policy;
 }
 
 QByteArray bytesOf(const QJsonObject& o) {
@@ -300,7 +308,7 @@ private slots:
         ++accepted;
         QVERIFY(QJsonDocument::fromJson(b).isObject());
       }
-      (void)GrantLoader::parse(b, GrantPolicy{}, kNow);
+      (void)GrantLoader::parse(b, unsignedPolicy(), kNow);
     }
     qInfo("random mutations accepted by the scanner: %d of 20000", accepted);
   }
@@ -322,7 +330,7 @@ private slots:
   // ---- happy path ---------------------------------------------------------------------
   void parsesEveryFieldOfAValidGrant() {
     const QByteArray bytes = bytesOf(baseGrant());
-    const Outcome<Grant> g = GrantLoader::parse(bytes, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
     QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
     QCOMPARE(g->version, 1);
     QCOMPARE(g->grantId, QStringLiteral("3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1b"));
@@ -358,8 +366,8 @@ private slots:
   void digestCoversTheExactBytes() {
     const QByteArray compact = bytesOf(baseGrant());
     const QByteArray indented = QJsonDocument(baseGrant()).toJson(QJsonDocument::Indented);
-    const Outcome<Grant> a = GrantLoader::parse(compact, GrantPolicy{}, kNow);
-    const Outcome<Grant> b = GrantLoader::parse(indented, GrantPolicy{}, kNow);
+    const Outcome<Grant> a = GrantLoader::parse(compact, unsignedPolicy(), kNow);
+    const Outcome<Grant> b = GrantLoader::parse(indented, unsignedPolicy(), kNow);
     QVERIFY(a.ok() && b.ok());
     QVERIFY(a->digestHex != b->digestHex);
     QCOMPARE(b->digestHex, QCryptographicHash::hash(indented, QCryptographicHash::Sha256).toHex());
@@ -386,7 +394,7 @@ private slots:
   }
   void acceptsOptionalVariants() {
     QFETCH(QByteArray, bytes);
-    const Outcome<Grant> g = GrantLoader::parse(bytes, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
     QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
   }
 
@@ -396,7 +404,7 @@ private slots:
     rdp.remove("cert_sha256");
     rdp.insert("insecure_no_cert_pin", true);
     o.insert("rdp", rdp);
-    const Outcome<Grant> g = GrantLoader::parse(bytesOf(o), GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(bytesOf(o), unsignedPolicy(), kNow);
     QVERIFY(g.ok());
     QVERIFY(g->rdp.unpinned);
     QVERIFY(g->rdp.certSha256.isEmpty());
@@ -416,7 +424,7 @@ private slots:
     QFETCH(int, candidates);
     const QDateTime now(QDate(2030, 1, 1), QTime(12, 5, 0), Qt::UTC);
     const Outcome<Grant> g =
-        GrantLoader::loadFile(QStringLiteral(GC_GRANT_EXAMPLES "/examples/") + name, GrantPolicy{}, now);
+        GrantLoader::loadFile(QStringLiteral(GC_GRANT_EXAMPLES "/examples/") + name, unsignedPolicy(), now);
     QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
     QCOMPARE(g->rdp.unpinned, unpinned);
     QCOMPARE(g->candidates.size(), candidates);
@@ -538,8 +546,6 @@ private slots:
     QTest::newRow("task_id non-ASCII") << with("task_id", QString::fromUtf8("t\xc3\xa9")) << "task_id";
     QTest::newRow("empty vm name") << with("vm.name", "") << "vm.name";
     QTest::newRow("vm name control char") << with("vm.name", "a\nb") << "vm.name";
-    QTest::newRow("libvirt uri without scheme") << with("vm.libvirt_uri", "system") << "vm.libvirt_uri";
-    QTest::newRow("libvirt uri with space") << with("vm.libvirt_uri", "qemu:///sys tem") << "vm.libvirt_uri";
     QTest::newRow("empty mcp tool") << with("mcp.tool", "") << "mcp.tool";
     QTest::newRow("empty panel title") << with("panel.title", "") << "panel.title";
     QTest::newRow("panel field bad name") << with("panel.bad-name", "x") << "panel.bad-name";
@@ -630,7 +636,7 @@ private slots:
   void refusesMalformedGrants() {
     QFETCH(QByteArray, bytes);
     QFETCH(QString, field);
-    const Outcome<Grant> g = GrantLoader::parse(bytes, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
     QVERIFY2(!g.ok(), "accepted");
     QCOMPARE(refusalName(g.code()), QStringLiteral("GRANT_SCHEMA"));
     QVERIFY2(g.failure().message.startsWith(field), qPrintable(g.failure().message));
@@ -641,7 +647,7 @@ private slots:
   void refusesOversizeGrantBytes() {
     QByteArray bytes = bytesOf(baseGrant());
     bytes.replace("NOTE", QByteArray(GrantLoader::kMaxGrantBytes, 'n'));
-    const Outcome<Grant> g = GrantLoader::parse(bytes, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
     QCOMPARE(g.code(), Refusal::GrantSchema);
     QVERIFY(g.failure().message.contains("65536"));
   }
@@ -660,7 +666,7 @@ private slots:
     }
     const qint64 before = bytesReadSoFar();
     QVERIFY(before >= 0);
-    const Outcome<Grant> g = GrantLoader::loadFile(path, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::loadFile(path, unsignedPolicy(), kNow);
     const qint64 read = bytesReadSoFar() - before;
     QCOMPARE(g.code(), Refusal::GrantSchema);
     qInfo("bytes read for a 10 MB grant file: %lld", static_cast<long long>(read));
@@ -676,7 +682,7 @@ private slots:
   }
   void loadFileRefusesUnreadablePaths() {
     QFETCH(QString, path);
-    const Outcome<Grant> g = GrantLoader::loadFile(path, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::loadFile(path, unsignedPolicy(), kNow);
     QCOMPARE(g.code(), Refusal::GrantUnreadable);
   }
 
@@ -684,7 +690,7 @@ private slots:
     QTemporaryDir dir;
     const QString path = dir.filePath("fifo");
     QCOMPARE(::mkfifo(QFile::encodeName(path).constData(), 0600), 0);
-    const Outcome<Grant> g = GrantLoader::loadFile(path, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::loadFile(path, unsignedPolicy(), kNow);
     QCOMPARE(g.code(), Refusal::GrantUnreadable);
   }
 
@@ -713,7 +719,7 @@ private slots:
     QFETCH(QDateTime, issued);
     QFETCH(QDateTime, expires);
     QFETCH(QString, code);
-    const Outcome<Grant> g = GrantLoader::parse(withTimes(issued, expires), GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(withTimes(issued, expires), unsignedPolicy(), kNow);
     if (code.isEmpty()) {
       QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
     } else {
@@ -723,7 +729,7 @@ private slots:
   }
 
   void freshnessFollowsThePolicy() {
-    GrantPolicy strict;
+    GrantPolicy strict = unsignedPolicy();
     strict.freshness = 30s;
     strict.maxLifetime = 10min;
     strict.clockSkew = 0s;
@@ -804,7 +810,7 @@ private slots:
   void ignoresASignatureWhenNoKeyIsConfigured() {
     const Key issuer = generateKey();
     const QByteArray bytes = bytesOf(baseGrant());
-    const Outcome<Grant> g = GrantLoader::parse(bytes, GrantPolicy{}, kNow, QByteArray(64, 'x'));
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow, QByteArray(64, 'x'));
     QVERIFY(g.ok());
     QCOMPARE(g->signed_, false);
   }
@@ -847,9 +853,143 @@ private slots:
       QCOMPARE(refusalName(g.code()), code);
     }
     // Without a key the same sig file (whatever it holds) is ignored.
-    const Outcome<Grant> unsignedLoad = GrantLoader::loadFile(path, GrantPolicy{}, kNow);
+    const Outcome<Grant> unsignedLoad = GrantLoader::loadFile(path, unsignedPolicy(), kNow);
     QVERIFY(unsignedLoad.ok());
     QCOMPARE(unsignedLoad->signed_, false);
+  }
+
+  void signaturesAreMandatoryByDefault_data() {
+    QTest::addColumn<bool>("keyConfigured"); // the issuer's public key is configured
+    QTest::addColumn<QString>("signedBy");   // "", "issuer" or "other"
+    QTest::addColumn<bool>("allowUnsigned"); // --allow-unsigned-grants
+    QTest::addColumn<QString>("code");       // empty = accepted
+    QTest::newRow("unsigned, no key") << false << "" << false << "GRANT_ISSUER_KEY_MISSING";
+    QTest::newRow("signed, no key") << false << "issuer" << false << "GRANT_ISSUER_KEY_MISSING";
+    QTest::newRow("unsigned, key") << true << "" << false << "GRANT_SIGNATURE";
+    QTest::newRow("wrong key") << true << "other" << false << "GRANT_SIGNATURE";
+    QTest::newRow("right key") << true << "issuer" << false << "";
+    QTest::newRow("opt-out: unsigned, no key") << false << "" << true << "";
+    QTest::newRow("opt-out: unsigned, key") << true << "" << true << "";
+    QTest::newRow("opt-out: signed, right key") << true << "issuer" << true << "";
+    QTest::newRow("opt-out still verifies: wrong key") << true << "other" << true << "GRANT_SIGNATURE";
+  }
+  void signaturesAreMandatoryByDefault() {
+    QFETCH(bool, keyConfigured);
+    QFETCH(QString, signedBy);
+    QFETCH(bool, allowUnsigned);
+    QFETCH(QString, code);
+    const Key issuer = generateKey();
+    const Key other = generateKey();
+    const QByteArray bytes = bytesOf(baseGrant());
+    GrantPolicy policy; // the product's default: a signature is required
+    QCOMPARE(policy.allowUnsigned, false);
+    policy.allowUnsigned = allowUnsigned;
+    if (keyConfigured)
+      policy.issuerPublicKeyPem = publicPem(issuer.get());
+    const QByteArray signature =
+        signedBy.isEmpty() ? QByteArray() : sign((signedBy == u"issuer" ? issuer : other).get(), bytes);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, policy, kNow, signature);
+    if (code.isEmpty()) {
+      QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+      QCOMPARE(g->signed_, keyConfigured && signedBy == u"issuer");
+    } else {
+      QVERIFY(!g.ok());
+      QCOMPARE(refusalName(g.code()), code);
+    }
+  }
+
+  void loadFileWithoutAKeyRefusesBeforeReadingTheSignature() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("grant.json");
+    writeFile(path, bytesOf(baseGrant()));
+    writeFile(path + ".sig", "garbage");
+    const Outcome<Grant> g = GrantLoader::loadFile(path, GrantPolicy{}, kNow);
+    QVERIFY(!g.ok());
+    QCOMPARE(g.code(), Refusal::GrantIssuerKeyMissing);
+    QVERIFY2(g.failure().message.contains(QLatin1String(GrantPolicy::kMachineIssuerKeyPath)),
+             qPrintable(g.failure().message));
+  }
+
+  // ---- libvirt URI -------------------------------------------------------------------
+  void libvirtUriRuleAcceptsOnlyLocalDrivers_data() {
+    QTest::addColumn<QString>("uri");
+    QTest::addColumn<bool>("accepted");
+    for (const char* good :
+         {"qemu:///system", "qemu:///session", "test:///default", "test:///tmp/node.xml",
+          "test:///tmp/gc-battery-Ab3/node-1.xml", "test:///a", "test:///var/lib/x_y~z+1,2=3@4"})
+      QTest::addRow("accept %s", good) << QString::fromLatin1(good) << true;
+    for (const char* bad : {"test+ext:///default?command=/tmp/marker",
+                            "qemu+ext:///system?command=/tmp/marker",
+                            "qemu+ssh://root@host/system",
+                            "qemu+tcp://host/system",
+                            "qemu+tls://host/system",
+                            "qemu+unix:///system",
+                            "qemu+unix:///system?socket=/tmp/evil",
+                            "qemu+libssh2://h/system",
+                            "qemu://host/system",
+                            "qemu://host:16509/system",
+                            "qemu://user@/system",
+                            "test://host/default",
+                            "test://:1/default",
+                            "qemu:///system?mode=legacy",
+                            "qemu:///system#x",
+                            "qemu:///system/",
+                            "qemu:///embed?root=/tmp",
+                            "qemu:///sys tem",
+                            "QEMU:///system",
+                            "qemu:///System",
+                            "xen:///system",
+                            "lxc:///",
+                            "vbox:///session",
+                            "test:///default?x",
+                            "test:///tmp/../etc/node.xml",
+                            "test:///tmp/./node.xml",
+                            "test:////tmp/node.xml",
+                            "test:///tmp//node.xml",
+                            "test:///tmp/",
+                            "test:///tmp/%2e%2e/node.xml",
+                            "test:///tmp/node.xml?command=x",
+                            "test:///tmp/node.xml#f",
+                            "test:///tmp/no de.xml",
+                            "test:///tmp/a;b",
+                            "test:///tmp/a\nb",
+                            "test:///",
+                            "test://",
+                            "test:",
+                            "system",
+                            "",
+                            "qemu:/system",
+                            " qemu:///system",
+                            "qemu:///system ",
+                            "ext:///default"})
+      QTest::addRow("refuse %s", bad) << QString::fromLatin1(bad) << false;
+    QTest::newRow("refuse long path") << QStringLiteral("test:///") + QString(1100, u'a') << false;
+    QTest::newRow("refuse non-ASCII path") << QString::fromUtf8("test:///tmp/n\xc3\xb6"
+                                                                "de.xml")
+                                           << false;
+  }
+  void libvirtUriRuleAcceptsOnlyLocalDrivers() {
+    QFETCH(QString, uri);
+    QFETCH(bool, accepted);
+    const Status s = LibvirtUriRule::check(uri);
+    QCOMPARE(s.ok(), accepted);
+    if (!accepted) {
+      QCOMPARE(s.code(), Refusal::LibvirtUriForbidden);
+      // The URI (possibly a command line) is never echoed back; the message names the rule
+      // and then lists what is accepted.
+      const QString reason = s.failure().message.section(QStringLiteral("; accepted:"), 0, 0);
+      QVERIFY2(uri.trimmed().size() < 8 || !reason.contains(uri.trimmed()), qPrintable(reason));
+    }
+  }
+
+  void loaderRefusesAForbiddenUriBeforeAnythingElse() {
+    for (const char* uri : {"test+ext:///default?command=/tmp/marker", "qemu+ssh://host/system", "system"}) {
+      const Outcome<Grant> g = GrantLoader::parse(with("vm.libvirt_uri", uri), unsignedPolicy(), kNow);
+      QVERIFY2(!g.ok(), uri);
+      QCOMPARE(refusalName(g.code()), QStringLiteral("LIBVIRT_URI_FORBIDDEN"));
+      QVERIFY2(g.failure().message.startsWith(u"vm.libvirt_uri"), qPrintable(g.failure().message));
+    }
+    QVERIFY(GrantLoader::parse(with("vm.libvirt_uri", "qemu:///system"), unsignedPolicy(), kNow).ok());
   }
 
   // ---- ActionSpec and candidates ---------------------------------------------------------
@@ -936,7 +1076,7 @@ private slots:
     bytes = bytesOf(
         patched(QJsonDocument::fromJson(bytes).object(), {"action", "candidates", "1", "label"}, tricky)
             .toObject());
-    const Outcome<Grant> g = GrantLoader::parse(bytes, GrantPolicy{}, kNow);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
     QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
     QCOMPARE(g->candidates[0].label, injection);
     QCOMPARE(g->candidates[1].label, tricky);

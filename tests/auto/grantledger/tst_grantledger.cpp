@@ -1,6 +1,7 @@
 // The single-use rule: a consumed grant_id is refused forever, across instances and
 // processes, and the ledger file itself cannot be redirected or loosened.
 #include "grant/GrantLedger.h"
+#include "grant/RunLock.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -144,7 +145,7 @@ private slots:
     QFETCH(QString, kind);
     QTemporaryDir dir;
     GrantLedger ledger(dir.filePath("state"));
-    QVERIFY(QDir().mkpath(ledger.stateDir()));
+    QVERIFY(QDir().mkpath(ledger.dir()));
     const QByteArray path = QFile::encodeName(ledger.ledgerPath());
     const QString target = dir.filePath("elsewhere");
     if (kind == u"symlink") {
@@ -197,6 +198,57 @@ private slots:
   // Two processes released at the same moment race through the same fresh grants in the
   // same order; the flock'd read-check-append makes exactly one of them win each grant.
   // A batch per round keeps the two in contention long enough for a missing lock to show.
+  // The product's ledger is the real user's, whatever HOME or XDG_STATE_HOME say.
+  void perUserDirIgnoresTheEnvironment() {
+    const QString before = GrantLedger::perUserDir();
+    QVERIFY(before.endsWith(u"/.local/state/guest-console"));
+    const QByteArray home = qgetenv("HOME"), xdg = qgetenv("XDG_STATE_HOME");
+    qputenv("HOME", "/tmp/not-the-home");
+    qputenv("XDG_STATE_HOME", "/tmp/not-the-state");
+    const QString after = GrantLedger::perUserDir();
+    qputenv("HOME", home);
+    if (xdg.isEmpty())
+      qunsetenv("XDG_STATE_HOME");
+    else
+      qputenv("XDG_STATE_HOME", xdg);
+    QCOMPARE(after, before);
+    QVERIFY(!after.startsWith(u"/tmp/not-the"));
+  }
+
+  void runLockAdmitsOneHolderAtATime() {
+    QTemporaryDir dir;
+    // Missing parents are created (a fresh account has no ~/.local/state yet).
+    const QString ledger = dir.filePath(QStringLiteral("home/.local/state/guest-console"));
+    Outcome<RunLock> first = RunLock::acquire(ledger, QStringLiteral("run-1"));
+    QVERIFY2(first.ok(), first.ok() ? "" : qPrintable(first.failure().toString()));
+    QVERIFY(first->isHeld());
+    const Outcome<RunLock> second = RunLock::acquire(ledger, QStringLiteral("run-1"));
+    QVERIFY(!second.ok());
+    QCOMPARE(second.code(), Refusal::RunAlreadyOpen);
+    QVERIFY(RunLock::acquire(ledger, QStringLiteral("run-2")).ok()); // another run is independent
+    struct stat st {};
+    const QByteArray path = QFile::encodeName(RunLock::lockPath(ledger, QStringLiteral("run-1")));
+    QCOMPARE(::lstat(path.constData(), &st), 0);
+    QCOMPARE(st.st_mode & 07777, mode_t(0600));
+    QVERIFY(!path.contains("run-1")); // the name is a hash, not the run id
+    first.value().release();
+    QVERIFY(RunLock::acquire(ledger, QStringLiteral("run-1")).ok());
+  }
+
+  void runLockRefusesALinkedLockFile() {
+    QTemporaryDir dir;
+    const QString ledger = dir.filePath(QStringLiteral("ledger"));
+    QVERIFY(QDir().mkpath(ledger + QStringLiteral("/live")));
+    const QString victim = dir.filePath(QStringLiteral("victim"));
+    QFile v(victim);
+    QVERIFY(v.open(QIODevice::WriteOnly));
+    v.close();
+    QVERIFY(QFile::link(victim, RunLock::lockPath(ledger, QStringLiteral("run-1"))));
+    const Outcome<RunLock> lock = RunLock::acquire(ledger, QStringLiteral("run-1"));
+    QVERIFY(!lock.ok());
+    QCOMPARE(lock.code(), Refusal::GrantLedger);
+  }
+
   void exactlyOneOfTwoRacingProcessesWins() {
     QTemporaryDir dir;
     const QString state = dir.filePath("state");

@@ -33,6 +33,13 @@ struct Run {
   QString err;
 };
 
+// Most rows load what the tool wrote without a key: the development opt-out.
+GrantPolicy unsignedPolicy() {
+  GrantPolicy policy;
+  policy.allowUnsigned = true;
+  return policy;
+}
+
 Run issue(const QStringList& args, const QByteArray& standardInput = {}) {
   QByteArray input = standardInput;
   QBuffer in(&input);
@@ -129,7 +136,7 @@ private slots:
     const Run run = issue(required(path) << QStringLiteral("--print-digest"));
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
 
-    const auto grant = GrantLoader::loadFile(path, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto grant = GrantLoader::loadFile(path, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     QVERIFY2(grant.ok(), qPrintable(grant.ok() ? QString() : grant.failure().toString()));
     QCOMPARE(grant->version, 1);
     QCOMPARE(run.out.trimmed(), QString::fromLatin1(grant->digestHex)); // --print-digest
@@ -182,7 +189,7 @@ private slots:
     const QString path = freshPath();
     const Run run = issue(required(path) + options); // later options win over required()'s
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
-    const auto grant = GrantLoader::loadFile(path, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto grant = GrantLoader::loadFile(path, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     QVERIFY2(grant.ok(), qPrintable(grant.ok() ? QString() : grant.failure().toString()));
     QCOMPARE(fieldOf(grant.value(), field), expected);
   }
@@ -192,8 +199,8 @@ private slots:
     const QString b = freshPath();
     QCOMPARE(issue(required(a)).exitCode, 0);
     QCOMPARE(issue(required(b)).exitCode, 0);
-    const auto ga = GrantLoader::loadFile(a, GrantPolicy{}, QDateTime::currentDateTimeUtc());
-    const auto gb = GrantLoader::loadFile(b, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto ga = GrantLoader::loadFile(a, unsignedPolicy(), QDateTime::currentDateTimeUtc());
+    const auto gb = GrantLoader::loadFile(b, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     QVERIFY(ga.ok() && gb.ok());
     static const QRegularExpression uuidV4(
         QStringLiteral("\\A[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\\z"));
@@ -210,7 +217,7 @@ private slots:
     QStringList args = required(path).mid(0, 8) << QStringLiteral("--insecure-no-cert-pin");
     const Run run = issue(args);
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
-    const auto grant = GrantLoader::loadFile(path, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto grant = GrantLoader::loadFile(path, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     QVERIFY(grant.ok());
     QVERIFY(grant->rdp.unpinned);
     QVERIFY(grant->rdp.certSha256.isEmpty());
@@ -238,7 +245,7 @@ private slots:
                                                       << (fromStdin ? QStringLiteral("-") : readyPath);
     const Run run = issue(args, fromStdin ? log : QByteArray());
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
-    const auto grant = GrantLoader::loadFile(path, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto grant = GrantLoader::loadFile(path, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     QVERIFY(grant.ok());
     QCOMPARE(QString::fromLatin1(grant->rdp.certSha256.toHex()), kCert);
   }
@@ -285,7 +292,7 @@ private slots:
     const QString path = freshPath();
     const Run run = issue(required(path) + options);
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
-    const auto grant = GrantLoader::loadFile(path, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto grant = GrantLoader::loadFile(path, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     if (code.isEmpty())
       QVERIFY2(grant.ok(), qPrintable(grant.ok() ? QString() : grant.failure().toString()));
     else
@@ -302,6 +309,48 @@ private slots:
     QVERIFY2(grant.ok(), qPrintable(grant.ok() ? QString() : grant.failure().toString()));
     QVERIFY(grant->signed_);
     QCOMPARE(QByteArray::fromBase64(readAll(path + QStringLiteral(".sig")).trimmed()).size(), 64);
+  }
+
+  // `gc-issue-grant keygen`: a fresh pair per call, both files 0600 and never over an
+  // existing file; what it signs, the console's loader verifies with the public half.
+  void keygenMakesAPairTheConsoleVerifies() {
+    const QString key = m_dir.filePath(QStringLiteral("run%1.key").arg(++m_files));
+    const QString pub = m_dir.filePath(QStringLiteral("run%1.pub").arg(m_files));
+    const Run made = issue({QStringLiteral("keygen"), QStringLiteral("--out-private"), key,
+                            QStringLiteral("--out-public"), pub});
+    QVERIFY2(made.exitCode == 0, qPrintable(made.err));
+    for (const QString& file : {key, pub}) {
+      struct stat st {};
+      QCOMPARE(::lstat(QFile::encodeName(file).constData(), &st), 0);
+      QCOMPARE(st.st_mode & 07777, mode_t(0600));
+    }
+    QVERIFY(readAll(key).startsWith("-----BEGIN PRIVATE KEY-----"));
+    QVERIFY(readAll(pub).startsWith("-----BEGIN PUBLIC KEY-----"));
+    const QString path = freshPath();
+    QCOMPARE(issue(required(path) << QStringLiteral("--sign-key") << key).exitCode, 0);
+    GrantPolicy policy;
+    policy.issuerPublicKeyPem = readAll(pub);
+    const auto grant = GrantLoader::loadFile(path, policy, QDateTime::currentDateTimeUtc());
+    QVERIFY2(grant.ok(), qPrintable(grant.ok() ? QString() : grant.failure().toString()));
+    QVERIFY(grant->signed_);
+    // Another pair does not verify it, and keygen never overwrites.
+    const QString key2 = m_dir.filePath(QStringLiteral("run%1.key").arg(++m_files));
+    const QString pub2 = m_dir.filePath(QStringLiteral("run%1.pub").arg(m_files));
+    QCOMPARE(issue({QStringLiteral("keygen"), QStringLiteral("--out-private"), key2,
+                    QStringLiteral("--out-public"), pub2})
+                 .exitCode,
+             0);
+    QVERIFY(readAll(pub2) != readAll(pub));
+    policy.issuerPublicKeyPem = readAll(pub2);
+    QCOMPARE(GrantLoader::loadFile(path, policy, QDateTime::currentDateTimeUtc()).code(),
+             Refusal::GrantSignature);
+    const QByteArray before = readAll(key);
+    QCOMPARE(issue({QStringLiteral("keygen"), QStringLiteral("--out-private"), key,
+                    QStringLiteral("--out-public"), m_dir.filePath(QStringLiteral("fresh.pub"))})
+                 .exitCode,
+             IssueGrantCommand::kExitFailed);
+    QCOMPARE(readAll(key), before);
+    QCOMPARE(issue({QStringLiteral("keygen")}).exitCode, IssueGrantCommand::kExitUsage);
   }
 
   void tamperingBreaksTheSignature_data() {
@@ -521,7 +570,7 @@ private slots:
                                  << QStringLiteral("Démo"));
     QVERIFY(process.waitForFinished(30000));
     QCOMPARE(process.exitCode(), 0);
-    const auto grant = GrantLoader::loadFile(path, GrantPolicy{}, QDateTime::currentDateTimeUtc());
+    const auto grant = GrantLoader::loadFile(path, unsignedPolicy(), QDateTime::currentDateTimeUtc());
     QVERIFY(grant.ok());
     QCOMPARE(grant->panel.title, QStringLiteral("Démo"));
     QCOMPARE(process.readAllStandardOutput().trimmed(), grant->digestHex);

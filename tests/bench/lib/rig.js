@@ -26,6 +26,12 @@ class Rig {
     this.runtime = path.join(this.work, 'runtime');
     for (const d of [this.state, this.runtime, path.join(this.work, 'home')]) fs.mkdirSync(d, { mode: 0o700 });
     this.env = { PATH: process.env.PATH || '/usr/bin:/bin', HOME: path.join(this.work, 'home'), LANG: 'C.UTF-8' };
+    // A key made for this run signs every grant; ledger and run locks stay in the work dir.
+    const keys = path.join(this.work, 'keys');
+    fs.mkdirSync(keys, { mode: 0o700 });
+    this.issuer = { key: path.join(keys, 'issuer.key'), pub: path.join(keys, 'issuer.pub') };
+    execFileSync(this.bin.issue, ['keygen', '--out-private', this.issuer.key, '--out-public', this.issuer.pub], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    this.ledger = path.join(this.work, 'ledger');
     this.password = `Bench-${crypto.randomBytes(9).toString('base64url')}`;
     this.user = 'bench';
     this.procs = [];
@@ -56,14 +62,14 @@ class Rig {
     const uri = execFileSync(this.bin.demovm, ['--out', node, '--port', String(port), '--uuid', uuid, '--name', name], { env: this.env, encoding: 'utf8' }).trim().split('\n').pop();
     const out = path.join(this.work, `grant-${n}.json`);
     execFileSync(this.bin.issue, ['--out', out, '--vm-uuid', uuid, '--vm-name', name, '--port', String(port), '--libvirt-uri', uri,
-      '--cert-sha256', cert, '--title', 'bench', '--lifetime', '3600'], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+      '--cert-sha256', cert, '--title', 'bench', '--lifetime', '3600', '--sign-key', this.issuer.key], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
     return out;
   }
 
   // `guest-console open` logged in, with a decoding panel attached and the first frame painted.
   async open(target, { user = this.user, password = this.password } = {}) {
     const grant = this.grant(target.port, target.cert);
-    const args = ['open', '--grant', grant, '--state-dir', this.state, '--runtime-dir', this.runtime];
+    const args = ['open', '--grant', grant, '--state-dir', this.state, '--runtime-dir', this.runtime, '--issuer-key', this.issuer.pub, '--test-ledger-dir', this.ledger];
     // GC_BENCH_WRAP="perf record -g -o F --" (or heaptrack -o F): profile the console; the
     // figures of such a run measure the wrapper's pid and are not comparable.
     const wrap = (process.env.GC_BENCH_WRAP || '').split(' ').filter(Boolean);

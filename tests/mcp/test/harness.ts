@@ -252,13 +252,21 @@ export async function launchConsole(options: ConsoleOptions = {}): Promise<Conso
   ];
   for (const c of options.candidates ?? [])
     grantArgs.push('--candidate', `${c.id}:${c.label}:${JSON.stringify(c.action)}`);
+  // A key made for this console signs the grant; the console trusts only its public half.
+  const keyDir = join(root, 'issuer');
+  mkdirSync(keyDir, { mode: 0o700 });
+  const issuerKey = join(keyDir, 'issuer.pub');
+  const keygen = await run(BIN.issueGrant, ['keygen', '--out-private', join(keyDir, 'issuer.key'), '--out-public', issuerKey]);
+  assert.equal(keygen.code, 0, `gc-issue-grant keygen: ${keygen.stderr}`);
+  grantArgs.push('--sign-key', join(keyDir, 'issuer.key'));
   const issued = await run(BIN.issueGrant, grantArgs, JSON.stringify(guestReady) + '\n');
   assert.equal(issued.code, 0, `gc-issue-grant: ${issued.stderr}`);
   const grantDigest = createHash('sha256').update(readFileSync(grantPath)).digest('hex');
 
   const console_ = new LineProcess(
     'guest-console open',
-    spawn(BIN.console, ['open', '--grant', grantPath, '--state-dir', stateDir, '--runtime-dir', runtimeDir], {
+    spawn(BIN.console, ['open', '--grant', grantPath, '--state-dir', stateDir, '--runtime-dir', runtimeDir,
+      '--issuer-key', issuerKey, '--test-ledger-dir', join(root, 'ledger')], {
       env: minimalEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],
     }),

@@ -625,6 +625,25 @@ describe('webview in chromium against a stub console', () => {
     assert.equal(decoyConnections, 0);
   });
 
+  it('warnsInTheHeaderWhenUnsignedGrantsAreAllowed', async () => {
+    // No warning for the signed, pinned grant of the first welcome.
+    assert.doesNotMatch((await page.textContent('#banner')) ?? '', /unsigned|NOT signed|does not pin/);
+    stub.send({
+      type: 'welcome',
+      run: 'run-browser',
+      task: 'task-browser',
+      vm: 'win11-bench',
+      identity: { grant_digest: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', cert_pin: false, signed: false, unsigned_grants_allowed: true },
+      width: WIDTH,
+      height: HEIGHT,
+      protocol: 1,
+    });
+    await waitFor(async () => /NOT signed/.test((await page.textContent('#banner')) ?? ''), 5000, 'unsigned warning');
+    const banner = (await page.textContent('#banner')) ?? '';
+    assert.match(banner, /Warning: .*does not pin the guest certificate; this grant is NOT signed: unsigned grants are allowed/);
+    await shot('unsigned-warning');
+  });
+
   it('showsEveryPhaseAndTheCloseReason', async () => {
     for (const phase of ['CAPTURING', 'REVIEWING', 'ACTION'] as const) {
       stub.send({ type: 'phase', phase, reason: '' });

@@ -62,6 +62,7 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
       root: dirs.root,
       runtimeDir: dirs.runtime,
       stateDir: dirs.state,
+      issuerKey: grant.issuerKey,
       screenshots: { dir: ARTIFACTS, prefix: 'e2e-code-server' },
       stamp,
     });
@@ -88,7 +89,8 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
     // The origin the extension passed is exactly the one the page (and its webviews) have.
     const origin = await page.evaluate(() => location.origin);
     const argv = await cmdline(consolePid);
-    assert.deepEqual(argv.slice(1), ['open', '--grant', grant.path, '--allow-origin', origin]);
+    // The machine-scoped guestConsole.issuerKeyPath reached the console as --issuer-key.
+    assert.deepEqual(argv.slice(1), ['open', '--grant', grant.path, '--allow-origin', origin, '--issuer-key', grant.issuerKey]);
     assert.ok(!argv.join(' ').includes(password));
     assert.ok(await exists(runDir), 'no run directory while running');
 

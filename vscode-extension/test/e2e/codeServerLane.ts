@@ -65,6 +65,8 @@ export interface CodeServerLaneOptions {
   /** XDG_RUNTIME_DIR / XDG_STATE_HOME: what the extension passes on to the console (its env allow-list). */
   runtimeDir: string;
   stateDir: string;
+  /** `guestConsole.issuerKeyPath`: the public key the run's grants are signed for. */
+  issuerKey: string;
   /** HOME of code-server (and so of the console); default: this process' HOME. */
   home?: string;
   /** Screenshots go to `${dir}/${prefix}-<name>.png`; none when absent (the live lane takes none: they show the guest). */
@@ -145,6 +147,7 @@ export class CodeServerLane {
       JSON.stringify(
         {
           ...(this.o.consoleBin === undefined ? {} : { 'guestConsole.binaryPath': this.o.consoleBin }),
+          'guestConsole.issuerKeyPath': this.o.issuerKey,
           'workbench.startupEditor': 'none',
           'workbench.tips.enabled': false,
           'workbench.enableExperiments': false,

@@ -82,7 +82,13 @@ export class FakeHost implements HostApi {
   inputAnswers: Array<string | undefined> = [];
   openDialogAnswer: string | undefined;
   externalUri: ((u: FakeUri) => FakeUri) | undefined;
-  settingsValue: ConsoleSettings = { binaryPath: process.execPath, terminateGraceMs: 1000, panicGraceMs: 40 };
+  settingsValue: ConsoleSettings = {
+    binaryPath: process.execPath,
+    terminateGraceMs: 1000,
+    panicGraceMs: 40,
+    issuerKeyPath: '',
+    allowUnsignedGrants: false,
+  };
   extensionVersion = '0.0.0-test';
   extensionUri = FakeUri.file('/ext') as unknown as vscode.Uri;
   Uri = FakeUri as unknown as HostApi['Uri'];

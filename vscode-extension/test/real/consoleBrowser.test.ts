@@ -73,7 +73,7 @@ describe('webview in chromium against the real console and the test guest', () =
 
     // The page is served from http://127.0.0.1:<sitePort>, and that is the Origin its
     // WebSocket presents: exactly what the console is told to allow (as in code-server).
-    console_ = RealConsole.start({ grant: grant.path, runtimeDir: dirs.runtime, stateDir: dirs.state, allowOrigins: [`http://127.0.0.1:${sitePort}`] });
+    console_ = RealConsole.start({ grant: grant.path, runtimeDir: dirs.runtime, stateDir: dirs.state, issuerKey: grant.issuerKey, allowOrigins: [`http://127.0.0.1:${sitePort}`] });
     panel = await console_.signIn(password);
     assert.equal(panel.run, grant.run);
 
@@ -248,7 +248,7 @@ describe('panel Origin policy of the real console', () => {
     dirs = await privateDirs('gc-real-origin-');
     guest = await TestGuest.start({ marker: 0x0e1f2a3b, width: 320, height: 200, password });
     grant = await issueDemoGrant(dirs.root, guest, 'Origin test');
-    console_ = RealConsole.start({ grant: grant.path, runtimeDir: dirs.runtime, stateDir: dirs.state, allowOrigins: [ALLOWED] });
+    console_ = RealConsole.start({ grant: grant.path, runtimeDir: dirs.runtime, stateDir: dirs.state, issuerKey: grant.issuerKey, allowOrigins: [ALLOWED] });
     panel = await console_.signIn(password);
   });
 

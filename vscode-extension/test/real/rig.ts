@@ -179,10 +179,31 @@ export interface DemoGrant {
   vmUuid: string;
   digest: string;
   title: string;
+  /** The public key that verifies this grant's signature. */
+  issuerKey: string;
 }
 
-/** A fresh grant for the guest behind a libvirt test-driver demo VM. */
+export interface IssuerKeys {
+  /** The private key (PEM) gc-issue-grant signs with; in a 0700 directory. */
+  privateKey: string;
+  /** The public key (PEM) the console verifies with: --issuer-key / guestConsole.issuerKeyPath. */
+  publicKey: string;
+}
+
+/** The run's issuer key pair under `${dir}/issuer` (0700), made once by `gc-issue-grant keygen`. */
+export async function issuerKeys(dir: string): Promise<IssuerKeys> {
+  const keyDir = path.join(dir, 'issuer');
+  const keys = { privateKey: path.join(keyDir, 'issuer.key'), publicKey: path.join(keyDir, 'issuer.pub') };
+  if (!(await exists(keys.publicKey))) {
+    await fs.mkdir(keyDir, { mode: 0o700 });
+    await run(BIN.issueGrant, ['keygen', '--out-private', keys.privateKey, '--out-public', keys.publicKey]);
+  }
+  return keys;
+}
+
+/** A fresh grant for the guest behind a libvirt test-driver demo VM, signed with the run's key. */
 export async function issueDemoGrant(dir: string, guest: TestGuest, title = 'Guest Console e2e'): Promise<DemoGrant> {
+  const keys = await issuerKeys(dir);
   const tag = randomBytes(4).toString('hex');
   const vmUuid = randomUUID();
   const vmName = `gc-demo-${tag}`;
@@ -205,15 +226,20 @@ export async function issueDemoGrant(dir: string, guest: TestGuest, title = 'Gue
     '--task', task,
     '--title', title,
     '--panel', 'username=op',
+    '--sign-key', keys.privateKey,
     '--print-digest',
   ]);
-  return { path: grant, run: run_, task, vmName, vmUuid, digest: digestOut.trim().toLowerCase(), title };
+  return { path: grant, run: run_, task, vmName, vmUuid, digest: digestOut.trim().toLowerCase(), title, issuerKey: keys.publicKey };
 }
 
 export interface ConsoleOptions {
   grant: string;
   runtimeDir: string;
   stateDir: string;
+  /** --issuer-key: the public key of issueDemoGrant's signer. */
+  issuerKey: string;
+  /** --test-ledger-dir (test builds): a private consumed-grants ledger; default: the state dir. */
+  ledgerDir?: string;
   allowOrigins?: string[];
 }
 
@@ -225,6 +251,8 @@ export class RealConsole extends JsonLineChild {
       '--grant', o.grant,
       '--runtime-dir', o.runtimeDir,
       '--state-dir', o.stateDir,
+      '--issuer-key', o.issuerKey,
+      '--test-ledger-dir', o.ledgerDir ?? o.stateDir,
       ...(o.allowOrigins ?? []).flatMap((origin) => ['--allow-origin', origin]),
     ];
     const child = spawn(BIN.console, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...sanitizerEnv() } });

@@ -1,10 +1,12 @@
 import * as assert from 'assert/strict';
 import { spawn as realSpawn } from 'child_process';
 import type { SpawnOptions } from 'child_process';
+import { readFileSync } from 'fs';
 import { describe, it } from 'node:test';
-import { buildConsoleEnv, ConsoleProcess, LineSplitter, SpawnFunction } from '../../src/ConsoleProcess';
+import { join } from 'path';
+import { buildConsoleArgv, buildConsoleEnv, ConsoleProcess, LineSplitter, SpawnFunction } from '../../src/ConsoleProcess';
 import type { ControlEvent } from '../../shared/protocol';
-import { FAKE_CONSOLE, pidAlive, readRecord, SENTINEL_SECRET, tempDir, waitFor, writeGrant } from '../helpers';
+import { FAKE_CONSOLE, PACKAGE_ROOT, pidAlive, readRecord, SENTINEL_SECRET, tempDir, waitFor, writeGrant } from '../helpers';
 
 function harmlessChild(): SpawnFunction {
   // Stands in for the console: a real process that never exits by itself.
@@ -47,6 +49,25 @@ describe('ConsoleProcess', () => {
     const seen = await readRecord(record);
     assert.deepEqual(seen.argv, ['open', '--grant', grant]);
     assert.ok(!JSON.stringify(seen).includes(SENTINEL_SECRET), 'the child saw a secret');
+  });
+
+  it('passesTheMachineScopedIssuerKeyAndTheUnsignedOptOut', () => {
+    assert.deepEqual(buildConsoleArgv('/g.json', [], {}), ['open', '--grant', '/g.json']);
+    assert.deepEqual(buildConsoleArgv('/g.json', [], { issuerKeyPath: '', allowUnsignedGrants: false }), ['open', '--grant', '/g.json']);
+    assert.deepEqual(buildConsoleArgv('/g.json', ['http://127.0.0.1:1'], { issuerKeyPath: '/etc/k.pem', allowUnsignedGrants: true }), [
+      'open', '--grant', '/g.json', '--allow-origin', 'http://127.0.0.1:1', '--issuer-key', '/etc/k.pem', '--allow-unsigned-grants',
+    ]);
+  });
+
+  it('declaresTheTrustSettingsMachineScopedSoNoWorkspaceCanSetThem', () => {
+    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string; default?: unknown }> } };
+    };
+    const props = pkg.contributes.configuration.properties;
+    assert.equal(props['guestConsole.issuerKeyPath']?.scope, 'machine');
+    assert.equal(props['guestConsole.issuerKeyPath']?.default, '');
+    assert.equal(props['guestConsole.allowUnsignedGrants']?.scope, 'machine');
+    assert.equal(props['guestConsole.allowUnsignedGrants']?.default, false);
   });
 
   it('filtersSecretLookingVariablesEvenWithTheConsolePrefix', () => {
