@@ -13,6 +13,7 @@
 #include <QUuid>
 
 #include <cstring>
+#include <memory>
 
 namespace gc {
 
@@ -60,7 +61,33 @@ QJsonObject ActionService::status() const {
   return json;
 }
 
+Status ActionService::admit(const QString& op) {
+  if (!m_phases->closeIfExpired())
+    return success();
+  return Status(refuse(op, Refusal::Expired, QStringLiteral("the grant has expired")));
+}
+
+void ActionService::whenLockSettled(std::function<void(const Status&)> done) {
+  if (!m_barrier->syncing()) {
+    done(m_phases->isClosed() ? Status(m_phases->closeReason()) : success());
+    return;
+  }
+  // Whichever comes first; both connections go then.
+  auto connections = std::make_shared<std::pair<QMetaObject::Connection, QMetaObject::Connection>>();
+  auto finish = [connections, done = std::move(done)](const Status& result) {
+    QObject::disconnect(connections->first);
+    QObject::disconnect(connections->second);
+    done(result);
+  };
+  connections->first =
+      connect(m_barrier, &LockBarrier::captureStarted, this, [finish] { finish(success()); });
+  connections->second = connect(m_barrier, &LockBarrier::lockFailed, this,
+                                [finish](const Failure& failure) { finish(Status(failure)); });
+}
+
 Outcome<ActionService::Capture> ActionService::captureDesktop() {
+  if (Status s = admit(kOpCapture); !s.ok())
+    return s.failure();
   const Phase phase = m_phases->phase();
   if (phase != Phase::Capturing && phase != Phase::Reviewing)
     return refuse(kOpCapture, Refusal::CaptureNotAllowed,
@@ -120,6 +147,8 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   // than "already acted".
   if (m_acted)
     return refuse(kOpPerform, Refusal::AlreadyActed, QStringLiteral("the one action was already used"));
+  if (Status s = admit(kOpPerform); !s.ok())
+    return s.failure();
   if (m_phases->phase() != Phase::Reviewing)
     return refuse(kOpPerform, Refusal::PhaseWrong,
                   QStringLiteral("perform_action is allowed in REVIEWING only, not in %1")
@@ -158,14 +187,15 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
       !s.ok()) {
     receipt.failure = s.failure();
   } else {
-    // Exactly once: no retry of a failed event, no resend of the plan.
+    // Exactly once: no retry of a failed event, no resend of the plan. events_sent counts
+    // the input PDUs the sink actually wrote, also those of a partly sent event.
     for (const InputEvent& event : plan.value()) {
-      const Status sent = m_sink->send(event, QDeadlineTimer(m_sendTimeout));
-      if (!sent.ok()) {
-        receipt.failure = sent.failure();
+      const InputSink::Delivery sent = m_sink->deliver(event, QDeadlineTimer(m_sendTimeout));
+      receipt.eventsSent += sent.written;
+      if (!sent.status.ok()) {
+        receipt.failure = sent.status.failure();
         break;
       }
-      ++receipt.eventsSent;
     }
   }
   receipt.result = receipt.failure ? Receipt::Result::Failed : Receipt::Result::Executed;
@@ -185,6 +215,8 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
 Status ActionService::requestLock() {
   if (m_acted)
     return Status(refuse(kOpLock, Refusal::AlreadyActed, QStringLiteral("the one action was already used")));
+  if (Status s = admit(kOpLock); !s.ok())
+    return s;
   const Status locked = m_barrier->requestLock(QStringLiteral("mcp"));
   if (!locked.ok())
     emit refused(kOpLock, locked.code());

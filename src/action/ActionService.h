@@ -9,7 +9,11 @@
 // - performAction: REVIEWING only; validates the arguments against the grant, then moves to
 //   ACTION, sends the plan ONCE through the sink, writes and emits the receipt and moves to
 //   CLOSED. Whatever the outcome, every later call is refused (ALREADY_ACTED), sends nothing.
-// - requestLock: the same LockBarrier the panel uses, recorded as requested by "mcp".
+// - requestLock: the same LockBarrier the panel uses, recorded as requested by "mcp". It
+//   returns once the lock is committed; whenLockSettled() tells when capture has started
+//   (the guest sync runs asynchronously in READ_ONLY), so a caller waits for, not races, it.
+// - every call first passes admit(): past the grant's expires_at (wall clock) it is refused
+//   EXPIRED and the console closes EXPIRED.
 #pragma once
 
 #include "action/Receipt.h"
@@ -65,6 +69,11 @@ public:
   // Invalid arguments and a wrong phase do not use up the one action: nothing was sent.
   Outcome<Receipt> performAction(const QJsonObject& arguments);
   Status requestLock();
+  // Calls `done` once: at once unless the guest sync of a lock is under way, else when capture
+  // starts (success) or the lock failed / the console closed (the reason).
+  void whenLockSettled(std::function<void(const Status&)> done);
+  // The expiry gate of every tool call (`op`: the relay operation, for the refusal count).
+  Status admit(const QString& op);
 
 signals:
   // Exactly once per service, after the receipt line is in the evidence log, before CLOSED.

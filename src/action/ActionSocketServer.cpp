@@ -136,7 +136,8 @@ void ActionSocketServer::onNewConnection() {
                        {QStringLiteral("run"), grant.runId},
                        {QStringLiteral("server"), grant.mcp.server},
                        {QStringLiteral("tool"), grant.mcp.tool},
-                       {QStringLiteral("candidates"), ids}});
+                       {QStringLiteral("candidates"), ids},
+                       {QStringLiteral("expires_at"), grant.expiresAt.toUTC().toString(Qt::ISODateWithMs)}});
   }
 }
 
@@ -207,10 +208,37 @@ void ActionSocketServer::handleCall(const QJsonObject& message) {
     return;
   }
   const auto id = qint64(idValue.toDouble());
+  const QString op = field(message, "op");
   QPointer<QLocalSocket> relay = m_relay;
-  QJsonObject reply = dispatch(field(message, "op"), arguments.toObject(), id);
-  if (relay)
-    writeLine(relay, reply);
+  auto reply = [this, relay](const QJsonObject& answer) {
+    if (relay)
+      writeLine(relay, answer);
+  };
+  if (Status admitted = m_service->admit(op); !admitted.ok())
+    return reply(errorReply(id, admitted.failure()));
+  if (op == relay::kOpLock || op == relay::kOpCapture) {
+    // A lock's guest sync runs asynchronously in READ_ONLY: request_lock answers, and a
+    // capture is taken, only once it has ended (capture started, or why not).
+    if (op == relay::kOpLock) {
+      if (Status locked = m_service->requestLock(); !locked.ok())
+        return reply(errorReply(id, locked.failure()));
+    }
+    const QJsonObject args = arguments.toObject();
+    m_service->whenLockSettled([this, op, args, id, reply](const Status& settled) {
+      if (op == relay::kOpLock && !settled.ok())
+        return reply(errorReply(id, settled.failure()));
+      reply(dispatch(op == relay::kOpLock ? QString(kSettledLock) : op, args, id));
+    });
+    return;
+  }
+  reply(dispatch(op, arguments.toObject(), id));
+}
+
+QJsonObject ActionSocketServer::errorReply(qint64 id, const Failure& failure) {
+  return QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
+                     {QStringLiteral("id"), id},
+                     {QStringLiteral("code"), refusalName(failure.code)},
+                     {QStringLiteral("message"), failure.message}};
 }
 
 QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& arguments, qint64 id) {
@@ -219,12 +247,7 @@ QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& a
                        {QStringLiteral("id"), id},
                        {QStringLiteral("result"), result}};
   };
-  auto error = [id](const Failure& failure) {
-    return QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
-                       {QStringLiteral("id"), id},
-                       {QStringLiteral("code"), refusalName(failure.code)},
-                       {QStringLiteral("message"), failure.message}};
-  };
+  auto error = [id](const Failure& failure) { return errorReply(id, failure); };
   if (op == relay::kOpStatus)
     return ok(m_service->status());
   if (op == relay::kOpCapture) {
@@ -250,12 +273,8 @@ QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& a
     }
     return ok(receipt->toJson());
   }
-  if (op == relay::kOpLock) {
-    const Status locked = m_service->requestLock();
-    if (!locked)
-      return error(locked.failure());
+  if (op == kSettledLock) // request_lock, answered once the lock's guest sync has ended
     return ok(m_service->status());
-  }
   return error(Failure{Refusal::RouteForbidden, QStringLiteral("unknown operation")});
 }
 

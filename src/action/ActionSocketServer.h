@@ -58,6 +58,8 @@ private:
   void handleLine(const QByteArray& line);
   void handleCall(const QJsonObject& message);
   QJsonObject dispatch(const QString& op, const QJsonObject& arguments, qint64 id);
+  static QJsonObject errorReply(qint64 id, const Failure& failure);
+  static constexpr QLatin1StringView kSettledLock{"request_lock:settled"}; // dispatch() only
   void writeLine(QLocalSocket* socket, const QJsonObject& message);
   void refuseSocket(QLocalSocket* socket, Refusal code, const QString& message);
 

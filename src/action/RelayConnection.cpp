@@ -96,6 +96,7 @@ Status RelayConnection::open(const QString& socketPath, uid_t expectedPeerUid,
   m_hello.tool = text(*hello, "tool");
   for (const QJsonValue& id : hello->value(QStringLiteral("candidates")).toArray())
     m_hello.candidateIds.append(id.toString());
+  m_hello.expiresAt = QDateTime::fromString(text(*hello, "expires_at"), Qt::ISODateWithMs);
   if (m_hello.server.isEmpty() || m_hello.server.size() > 128) {
     closeFd();
     return Status(Refusal::McpNotAuthorized, QStringLiteral("the grant names no usable MCP server"));
@@ -128,6 +129,10 @@ ConsoleLink::Reply RelayConnection::call(const QString& op, const QJsonObject& a
   Reply reply;
   if (m_fd < 0) {
     reply.failure = consoleClosed();
+    return reply;
+  }
+  if (m_hello.expiresAt.isValid() && QDateTime::currentDateTimeUtc() >= m_hello.expiresAt) {
+    reply.failure = Failure{Refusal::Expired, QStringLiteral("the grant has expired")};
     return reply;
   }
   const qint64 id = m_nextId++;

@@ -4,12 +4,16 @@
 // open() checks, in order: the run directory is ours and private, the socket is a socket
 // of ours (missing → RUN_NOT_FOUND), the console's SO_PEERCRED uid is ours, the console's
 // hello names a tool we implement (else MCP_NOT_AUTHORIZED), and the console accepts our
-// bind. Only then are calls made.
+// bind. Only then are calls made. Expiry is a rule on this side too: a call made once the
+// wall clock has reached the grant's expires_at (the console's hello says when) is refused
+// EXPIRED without reaching the console, also when the console was stopped and has not yet
+// noticed.
 #pragma once
 
 #include "action/ConsoleLink.h"
 #include "common/Outcome.h"
 
+#include <QDateTime>
 #include <QStringList>
 
 #include <chrono>
@@ -24,6 +28,7 @@ public:
     QString server;
     QString tool;
     QStringList candidateIds; // empty: the grant lets the model choose a free action
+    QDateTime expiresAt;      // the grant's; from then on every call is refused EXPIRED here
   };
 
   RelayConnection() = default;

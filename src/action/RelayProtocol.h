@@ -3,7 +3,8 @@
 // Both ends include this header: it is the one source of the names and limits.
 //
 //   console → relay  {"type":"hello","protocol":1,"run":R,"server":S,"tool":T,
-//                     "candidates":[ids…]}            (sent on accept; ids empty = free action)
+//                     "candidates":[ids…],"expires_at":RFC3339}
+//                                                     (sent on accept; ids empty = free action)
 //   relay → console  {"type":"bind","server":S,"tool":T} (what the relay will serve)
 //   console → relay  {"type":"bound"}                 (requests are accepted from now on)
 //   relay → console  {"type":"call","id":N,"op":OP,"arguments":{…}}

@@ -59,34 +59,56 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
       m_barrier(&m_phases, &m_gate, m_options.drainDeadline) {
   m_expiry.setSingleShot(true);
   m_expiry.setTimerType(Qt::PreciseTimer);
-  connect(&m_expiry, &QTimer::timeout, this, [this] { close(Refusal::Expired); });
+  // Only a wake-up: the wall clock decides (PhaseController::expired). Early → sleep again.
+  connect(&m_expiry, &QTimer::timeout, this, [this] {
+    if (!m_phases.closeIfExpired())
+      armExpiryWakeUp();
+  });
+  m_sink.setExpiredCheck([this] { return m_phases.expired(); });
   connect(&m_phases, &PhaseController::phaseChanged, this, &Console::onPhaseChanged);
   // Teardown runs from the event loop, never inside the barrier or a socket callback.
   connect(&m_phases, &PhaseController::closed, this, &Console::teardown, Qt::QueuedConnection);
   connect(&m_gate, &InputGate::deliveryFailed, this, [this](const Failure& f) {
-    close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message);
+    if (f.code == Refusal::Expired)
+      close(Refusal::Expired, f.message);
+    else
+      close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message);
   });
-  m_barrier.setGuestSettle(
-      [this](QDeadlineTimer deadline) -> Status {
-        if (!m_rdp)
-          return Status(Refusal::DrainFailed, QStringLiteral("no guest session"));
-        const auto sync = m_rdp->syncWithGuest(deadline, m_options.guestSettleQuiet);
-        QJsonObject entry{
-            {QStringLiteral("result"), sync.ok() ? QStringLiteral("ok") : refusalName(sync.code())}};
-        if (sync.ok()) {
-          entry.insert(QStringLiteral("confirmed_by"),
-                       sync->answered ? QStringLiteral("refresh_rect") : QStringLiteral("quiet_period_only"));
-          entry.insert(QStringLiteral("settled"), sync->settled);
-          entry.insert(QStringLiteral("ms"), sync->elapsedMs);
+  m_barrier.setReleaseHeld([this](QDeadlineTimer deadline) -> Status {
+    const Outcome<RdpInputSink::Released> released = m_sink.releaseHeld(deadline);
+    if (!released)
+      return Status(released.failure());
+    record(QStringLiteral("held_input_released"),
+           QJsonObject{{QStringLiteral("keys_released"), released->keys},
+                       {QStringLiteral("buttons_released"), released->buttons}});
+    return success();
+  });
+  m_barrier.setGuestSync(
+      [this](QDeadlineTimer deadline, LockBarrier::SyncDone done) {
+        if (!m_rdp) {
+          done(Status(Refusal::DrainFailed, QStringLiteral("no guest session")));
+          return;
         }
-        record(QStringLiteral("guest_sync"), entry);
-        return sync.ok() ? success() : Status(sync.failure());
+        GuestSync::Timing timing;
+        timing.deadline = std::chrono::milliseconds(std::max<qint64>(0, deadline.remainingTime()));
+        timing.quiet = m_options.guestSettleQuiet;
+        timing.answerWait = m_options.guestAnswerWait;
+        m_rdp->startGuestSync(timing, [this, done = std::move(done)](const Outcome<GuestSync::Result>& sync) {
+          recordGuestSync(sync);
+          done(sync.ok() ? success() : Status(sync.failure()));
+        });
+      },
+      [this] {
+        if (m_rdp)
+          m_rdp->cancelGuestSync();
+        record(QStringLiteral("guest_sync"),
+               QJsonObject{{QStringLiteral("result"), QStringLiteral("cancelled")}});
       },
       m_options.guestSyncDeadline);
   connect(&m_barrier, &LockBarrier::drained, this, [this](quint64 upto) {
     if (m_panel) {
       m_panel->sendText(panel::drained(upto));
-      m_panel->flush(); // now: the guest sync that follows blocks the event loop
+      m_panel->flush(); // before the held-input release and the commit that follow
     }
     m_control->send(QStringLiteral("drained"), QJsonObject{{QStringLiteral("upto"), qint64(upto)}});
     record(QStringLiteral("drain"),
@@ -253,7 +275,8 @@ Status Console::open() {
   if (Status watching = m_watcher->start(); !watching.ok())
     return fail(watching.failure());
 
-  m_expiry.start(int(std::clamp<qint64>(now.msecsTo(m_grant.expiresAt), 0, std::numeric_limits<int>::max())));
+  m_phases.setExpiry(m_grant.expiresAt);
+  armExpiryWakeUp();
 
   m_capability.resize(32);
   QRandomGenerator::system()->fillRange(reinterpret_cast<quint32*>(m_capability.data()), 8);
@@ -277,7 +300,10 @@ Status Console::open() {
           [this](const panel::Key& k) { onPanelKey(k.seq, k.scancode, k.down); });
   connect(m_panel.get(), &PanelServer::pointerReceived, this,
           [this](const panel::Pointer& p) { onPanelPointer(p.seq, p.x, p.y, p.buttons, p.wheel); });
-  connect(m_panel.get(), &PanelServer::frameAcked, &m_pipeline, &FramePipeline::acknowledge);
+  connect(m_panel.get(), &PanelServer::frameAcked, this, [this](quint32 frame) {
+    if (!m_phases.closeIfExpired())
+      m_pipeline.acknowledge(frame);
+  });
 
   // The MCP relay's socket in the private run dir; the action service answers it.
   m_action = std::make_unique<ActionService>(
@@ -302,6 +328,35 @@ Status Console::open() {
   return success();
 }
 
+void Console::armExpiryWakeUp() {
+  const qint64 ms = m_phases.now().msecsTo(m_phases.expiresAt());
+  m_expiry.start(int(std::clamp<qint64>(ms, 0, std::numeric_limits<int>::max())));
+}
+
+bool Console::refuseIfExpired() {
+  if (!m_phases.closeIfExpired())
+    return false;
+  if (m_control)
+    m_control->sendError(Refusal::Expired, QStringLiteral("the grant has expired"));
+  return true;
+}
+
+void Console::recordGuestSync(const Outcome<GuestSync::Result>& sync) {
+  QJsonObject entry{{QStringLiteral("result"), sync.ok() ? QStringLiteral("ok") : refusalName(sync.code())}};
+  if (sync.ok()) {
+    // Only what happened: the answer counts only if it covered the whole requested area.
+    entry.insert(QStringLiteral("confirmed_by"), GuestSync::confirmationName(sync->confirmedBy));
+    entry.insert(QStringLiteral("refresh_rect"), !sync->refreshSupported ? QStringLiteral("not_supported")
+                                                 : sync->answered        ? QStringLiteral("answered")
+                                                                         : QStringLiteral("unanswered"));
+    if (sync->answered)
+      entry.insert(QStringLiteral("answer_ms"), sync->answerMs);
+    entry.insert(QStringLiteral("settled"), sync->settled);
+    entry.insert(QStringLiteral("ms"), sync->elapsedMs);
+  }
+  record(QStringLiteral("guest_sync"), entry);
+}
+
 void Console::requestCredentials() {
   ++m_authAttempt;
   m_awaitingCredentials = true;
@@ -314,6 +369,11 @@ void Console::requestCredentials() {
 }
 
 void Console::onCredentials(Credentials& credentials) {
+  if (m_phases.expired()) {
+    credentials.wipe();
+    refuseIfExpired();
+    return;
+  }
   if (!m_awaitingCredentials || m_phases.isClosed()) {
     credentials.wipe();
     m_control->sendError(Refusal::PhaseWrong, QStringLiteral("no credentials were asked for"));
@@ -419,6 +479,11 @@ void Console::onPanelPointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, 
 }
 
 void Console::submitInput(const InputEvent& event) {
+  if (m_phases.closeIfExpired()) {
+    if (m_panel)
+      m_panel->sendText(panel::inputRefused(event.seq, Refusal::Expired));
+    return;
+  }
   if (!m_connected && !m_phases.isClosed()) {
     if (m_panel)
       m_panel->sendText(panel::inputRefused(event.seq, Refusal::PhaseWrong));
@@ -432,6 +497,8 @@ void Console::submitInput(const InputEvent& event) {
 }
 
 void Console::requestLock(const QString& by) {
+  if (refuseIfExpired())
+    return;
   if (!m_connected) {
     m_control->sendError(Refusal::PhaseWrong, QStringLiteral("the guest is not connected yet"));
     return;

@@ -19,6 +19,7 @@
 #include "grant/RunLock.h"
 #include "privacy/Credentials.h"
 #include "privacy/RunDirectory.h"
+#include "rdp/GuestSync.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
 #include "session/PhaseController.h"
@@ -95,6 +96,11 @@ private:
   void onPanelPointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel);
   void submitInput(const InputEvent& event);
   void requestLock(const QString& by);
+  // Expiry is a rule (PhaseController::expired); the timer only wakes the console for it.
+  void armExpiryWakeUp();
+  // The gate of a control-channel or panel request: closes EXPIRED and says so when expired.
+  bool refuseIfExpired();
+  void recordGuestSync(const Outcome<GuestSync::Result>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
   void teardown();
   // RDP_LOST: was it the VM? (The connection drops before libvirt's lifecycle event when a

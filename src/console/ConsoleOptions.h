@@ -19,11 +19,13 @@ struct ConsoleOptions {
   QStringList extraOrigins;
   int maxAuthAttempts = 3;
   std::chrono::milliseconds drainDeadline{2000};
-  // After the drain, before Capture Desktop: the guest must confirm it processed the input
-  // within guestSyncDeadline, then gets up to that same deadline to show no changed pixel for
-  // guestSettleQuiet (RdpSession::syncWithGuest).
+  // After the drain, before Capture Desktop (GuestSync): the guest answers the refresh request
+  // within guestAnswerWait, or the console falls back to the settle alone; either way the sync
+  // ends by guestSyncDeadline, and a screen without a changed pixel for guestSettleQuiet has
+  // settled.
   std::chrono::milliseconds guestSyncDeadline{5000};
   std::chrono::milliseconds guestSettleQuiet{200};
+  std::chrono::milliseconds guestAnswerWait{1500};
   int connectTimeoutMs = 10000;
   int probeTimeoutMs = 5000;
 };

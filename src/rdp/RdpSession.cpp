@@ -25,6 +25,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <optional>
+#include <span>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -234,20 +235,10 @@ struct RdpCallbacks {
         std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
     if (absorbed.firstPending)
       self->postToMain([self] { self->handOutFrame(); });
-    {
-      // syncWithGuest() arms m_syncRect under m_ioMutex, which this update holds: it cannot
-      // change while the update is processed.
-      std::lock_guard lock(self->m_syncMutex);
-      if (absorbed.changed)
-        self->m_lastChange = std::chrono::steady_clock::now();
-      if (self->m_syncPending && std::any_of(rects.cbegin(), rects.cend(), [self](const QRect& r) {
-            return r.intersects(self->m_syncRect);
-          })) {
-        self->m_syncPending = false;
-        self->m_syncAnswered = true;
-      }
-    }
-    self->m_syncCv.notify_all();
+    // startGuestSync() arms its request under m_ioMutex, which this update holds: the update
+    // is wholly before the request or wholly after it.
+    self->m_guestSync.noteUpdate(std::span<const QRect>(rects.constData(), std::size_t(rects.size())),
+                                 absorbed.changed);
     return TRUE;
   }
 
@@ -373,7 +364,8 @@ void RdpSession::run() {
         std::lock_guard lock(self->m_syncMutex);
         self->m_workerDone = true;
       }
-      self->m_syncCv.notify_all(); // finishGracefully() / syncWithGuest() see the session gone
+      self->m_syncCv.notify_all(); // finishGracefully() sees the session gone
+      self->m_guestSync.noteSessionEnded();
     }
   } signalDone{this};
   freerdp* instance = m_context->instance;
@@ -529,77 +521,39 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
   return {closed, clock.elapsed()};
 }
 
-Outcome<RdpSession::GuestSync> RdpSession::syncWithGuest(QDeadlineTimer deadline,
-                                                         std::chrono::milliseconds quiet) {
-  using Clock = std::chrono::steady_clock;
-  QElapsedTimer clock;
-  clock.start();
-  const auto until = deadline.deadline<Clock>();
-  GuestSync sync;
-  bool requested = true;
+void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) {
+  bool armed = false, requested = false;
   {
     std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     std::lock_guard io(m_ioMutex);               // after every input written before us
-    if (m_state != State::Connected || m_aborting || !m_context || !m_context->gdi)
-      return Failure{Refusal::DrainFailed, QStringLiteral("the guest session is gone")};
-    const QRect desktop(0, 0, int(m_context->gdi->width), int(m_context->gdi->height));
-    const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
-    sync.refreshSupported = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
-    {
-      std::lock_guard lock(m_syncMutex);
-      m_syncRect = corner;
-      m_syncPending = sync.refreshSupported;
-      m_syncAnswered = false;
-      m_lastChange = Clock::now();
+    if (m_state == State::Connected && !m_aborting && m_context && m_context->gdi) {
+      const QRect desktop(0, 0, int(m_context->gdi->width), int(m_context->gdi->height));
+      const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+      const bool refresh = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
+      m_guestSync.arm(corner, refresh, timing, std::move(done));
+      armed = requested = true;
+      if (refresh) {
+        // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
+        const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
+                                UINT16(corner.bottom())};
+        requested = m_context->update->RefreshRect(m_context, 1, &area);
+      }
     }
-    if (sync.refreshSupported) {
-      // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
-      const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
-                              UINT16(corner.bottom())};
-      requested = m_context->update->RefreshRect(m_context, 1, &area);
-    }
+  }
+  if (!armed) {
+    // Not armed: the session is gone. From the event loop, like every other outcome.
+    QMetaObject::invokeMethod(
+        this,
+        [done = std::move(done)] {
+          done(Failure{Refusal::DrainFailed, QStringLiteral("the guest session is gone")});
+        },
+        Qt::QueuedConnection);
+    return;
   }
   if (!requested)
-    return Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")};
-  Outcome<GuestSync> result = awaitGuest(sync, until, quiet);
-  if (result.ok())
-    result.value().elapsedMs = clock.elapsed();
-  return result;
-}
-
-Outcome<RdpSession::GuestSync> RdpSession::awaitGuest(GuestSync sync,
-                                                      std::chrono::steady_clock::time_point until,
-                                                      std::chrono::milliseconds quiet) {
-  using Clock = std::chrono::steady_clock;
-  // m_workerDone is set under m_syncMutex before the notify: no wake-up is lost.
-  const auto gone = [this] { return m_workerDone || m_state != State::Connected || m_aborting; };
-  const Failure ended{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")};
-  std::unique_lock lock(m_syncMutex);
-  if (sync.refreshSupported) {
-    m_syncCv.wait_until(lock, until, [&] { return m_syncAnswered || gone(); });
-    if (gone())
-      return ended;
-    if (!m_syncAnswered) {
-      m_syncPending = false;
-      return Failure{Refusal::DrainTimeout,
-                     QStringLiteral("the guest did not confirm it had processed the drained input")};
-    }
-    sync.answered = true;
-  }
-  for (;;) {
-    const auto quietAt = m_lastChange + quiet;
-    const auto now = Clock::now();
-    if (now >= quietAt) {
-      sync.settled = true;
-      break;
-    }
-    if (gone())
-      return ended;
-    if (now >= until)
-      break;
-    m_syncCv.wait_until(lock, std::min(quietAt, until)); // woken early by each update
-  }
-  return sync;
+    return m_guestSync.fail(
+        Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")});
+  m_guestSync.begin();
 }
 
 void RdpSession::reapWorker() {
@@ -677,10 +631,20 @@ Status RdpSession::sendKey(quint16 scancode, bool down) {
   const UINT32 code = MAKE_RDP_SCANCODE(scancode & 0xFF, prefix == 0xE0);
   if (!freerdp_input_send_keyboard_event_ex(m_context->input, down, FALSE, code))
     return Failure{Refusal::InputSendFailed, QStringLiteral("the key event could not be written")};
+  m_heldKeys.set(std::size_t(scancode & 0xFF) + (prefix == 0xE0 ? 256 : 0), down);
   return success();
 }
 
-Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
+Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written) {
+  int sent = 0;
+  struct Report {
+    int* out;
+    int& n;
+    ~Report() {
+      if (out)
+        *out = n;
+    }
+  } report{written, sent};
   std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
   std::lock_guard io(m_ioMutex);
   if (m_state != State::Connected || m_aborting || !m_context)
@@ -689,6 +653,7 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
   for (quint16 flags : PointerEncoder::encode(m_sentButtons, buttons, moved, wheel)) {
     if (!freerdp_input_send_mouse_event(m_context->input, flags, x, y))
       return Failure{Refusal::InputSendFailed, QStringLiteral("the pointer event could not be written")};
+    ++sent;
     // Track what the guest has seen, edge by edge, so a failed send is not replayed wrongly.
     if (flags & PTR_FLAGS_BUTTON1)
       m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Left) |
@@ -703,6 +668,40 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
     m_sentY = y;
   }
   return success();
+}
+
+RdpSession::Released RdpSession::held() const {
+  std::lock_guard io(m_ioMutex);
+  return {int(m_heldKeys.count()), int(std::bitset<8>(m_sentButtons).count())};
+}
+
+Outcome<RdpSession::Released> RdpSession::releaseHeld() {
+  Released released;
+  std::bitset<512> keys;
+  quint8 buttons = 0;
+  quint16 x = 0, y = 0;
+  {
+    std::lock_guard io(m_ioMutex);
+    keys = m_heldKeys;
+    buttons = m_sentButtons;
+    x = quint16(std::max(m_sentX, 0));
+    y = quint16(std::max(m_sentY, 0));
+  }
+  // Only the main thread sends, so nothing can be pressed between the copy and the sends.
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!keys.test(i))
+      continue;
+    const auto scancode = quint16((i >= 256 ? 0xE000 : 0) | (i & 0xFF));
+    if (Status s = sendKey(scancode, false); !s.ok())
+      return s.failure();
+    ++released.keys;
+  }
+  if (buttons) {
+    if (Status s = sendPointer(x, y, 0, 0); !s.ok())
+      return s.failure();
+    released.buttons = int(std::bitset<8>(buttons).count());
+  }
+  return released;
 }
 
 RdpSession::ConnectTrace RdpSession::connectTrace() const {

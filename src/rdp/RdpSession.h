@@ -20,6 +20,7 @@
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopFrames.h"
 #include "rdp/FrameUpdate.h"
+#include "rdp/GuestSync.h"
 #include "rdp/RdpConfig.h"
 
 #include <QDeadlineTimer>
@@ -28,6 +29,7 @@
 #include <QSize>
 
 #include <atomic>
+#include <bitset>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -68,31 +70,34 @@ public:
   };
   Finish finishGracefully(std::chrono::milliseconds bound);
 
-  // Waits until the guest has processed every input written before the call, and then until
-  // its screen has settled. "Written and flushed" only means the bytes left this process; a
-  // slow guest (or QEMU's user networking) can still hold them, and Capture Desktop must not
-  // start before the guest has shown them. The round trip: a Refresh Rect request for a
-  // small corner of the desktop, which the guest's RDP server handles in order, after the
-  // input PDUs before it, and answers with an update of that corner. Then `quiet` without a
-  // changed pixel means the screen settled (not required: an animated desktop never settles).
-  // DRAIN_TIMEOUT if the guest does not answer by `deadline`, DRAIN_FAILED if the session
-  // ends. A server that does not support Refresh Rect gets the quiet period only
-  // (refreshSupported false). Main thread; blocks (the worker keeps processing updates).
-  struct GuestSync {
-    bool refreshSupported = false;
-    bool answered = false;
-    bool settled = false;
-    qint64 elapsedMs = 0;
-  };
-  Outcome<GuestSync> syncWithGuest(QDeadlineTimer deadline, std::chrono::milliseconds quiet);
+  // The lock's guest sync (GuestSync): a Refresh Rect request for the desktop's bottom-right
+  // 16x16 corner, written after every input already sent, then the answer and/or the settle,
+  // evaluated on the main thread while the event loop runs. Returns at once; `done` is called
+  // once on the main thread (DRAIN_FAILED at once, from the event loop, when the session is
+  // gone or the request cannot be written), unless cancelGuestSync() comes first.
+  void startGuestSync(GuestSync::Timing timing, GuestSync::Done done);
+  void cancelGuestSync() { m_guestSync.cancel(); }
 
   State state() const { return m_state.load(); }
 
   // Each returns after FreeRDP wrote the PDU and flushed it to the socket, or
   // INPUT_SEND_FAILED (not connected, or the write failed). scancode: 0x00xx, or 0xE0xx
   // for extended keys. buttons: bit0 left, bit1 right, bit2 middle.
+  // `written` (optional): the PDUs that went out, also when a later one failed.
   Status sendKey(quint16 scancode, bool down);
-  Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel);
+  Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written = nullptr);
+
+  // Releases every key and button this session sent down and did not release: a key up
+  // per held key, then one pointer event at the last position with no button. The lock
+  // barrier calls it after the drain, so the model's action starts from a neutral guest.
+  // Counts only (no scancodes leave this class). Main thread, like the sends.
+  struct Released {
+    int keys = 0;
+    int buttons = 0;
+  };
+  Outcome<Released> releaseHeld();
+  // What is held right now (tests and the evidence).
+  Released held() const;
 
   // Test evidence for "the pin is decided before any credential can be sent": how many
   // PDUs the client wrote before and after the certificate decision.
@@ -133,11 +138,9 @@ private:
   void handOutFrame();
   void postToMain(std::function<void()> fn);
   void scrubCredentialResidue(); // worker, once freerdp_connect has returned
-  Outcome<GuestSync> awaitGuest(GuestSync sync, std::chrono::steady_clock::time_point until,
-                                std::chrono::milliseconds quiet); // main thread, no lock held
-  void adoptSocket(int fd);                                       // worker: FreeRDP connected its socket
-  void shutdownSocket(); // any thread: wakes FreeRDP out of any blocking read
-  void closeSocket();    // after the worker is gone
+  void adoptSocket(int fd);      // worker: FreeRDP connected its socket
+  void shutdownSocket();         // any thread: wakes FreeRDP out of any blocking read
+  void closeSocket();            // after the worker is gone
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;
@@ -147,22 +150,16 @@ private:
   std::atomic<bool> m_timedOut{false};
   std::atomic<bool> m_halfClosed{false}; // finishGracefully(): the guest's close is expected
 
-  // syncWithGuest(): the corner asked for, whether an update of it has come back, and when a
-  // pixel last changed (written in the worker's EndPaint). m_workerDone: set by the worker as
-  // its last act on any path, for finishGracefully()'s and syncWithGuest()'s bounded waits.
+  // m_workerDone: set by the worker as its last act on any path, for finishGracefully()'s
+  // bounded wait.
   std::mutex m_syncMutex; // a leaf
   std::condition_variable m_syncCv;
   bool m_workerDone = false;
-  QRect m_syncRect;
-  bool m_syncPending = false;
-  bool m_syncAnswered = false;
-  // The last update that changed a pixel: an update that repaints the same pixels (some
-  // servers resend a static screen all the time) does not count (DesktopFrames compares).
-  std::chrono::steady_clock::time_point m_lastChange;
+  GuestSync m_guestSync;                // updates noted by the worker's EndPaint
   std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
 
   mutable std::mutex m_lifecycleMutex; // m_context and m_worker lifetime
-  std::mutex m_ioMutex;                // FreeRDP event processing vs. input sends
+  mutable std::mutex m_ioMutex;        // FreeRDP event processing vs. input sends
 
   // Written on the worker (certificate callback, WritePdu hook), read by tests.
   std::atomic<bool> m_certChecked{false};
@@ -178,7 +175,9 @@ private:
   int m_abortSocket = -1;
   std::atomic<bool> m_socketConnected{false};
 
-  // Pointer state as last sent (guarded by m_ioMutex).
+  // Input state as last sent (guarded by m_ioMutex): pressed keys by index (low byte, +256
+  // for 0xE0 extended) and pressed buttons.
+  std::bitset<512> m_heldKeys;
   quint8 m_sentButtons = 0;
   int m_sentX = -1, m_sentY = -1;
 

@@ -10,6 +10,8 @@ PhaseController::PhaseController(QObject* parent) : QObject(parent) {}
 
 Status PhaseController::transition(Phase to, const QString& reason) {
   const Phase from = m_phase;
+  if (to != Phase::Closed && from != Phase::Closed && closeIfExpired())
+    return Status(Refusal::Expired, QStringLiteral("the grant expired before %1").arg(phaseName(to)));
   if (!isLegalTransition(from, to)) {
     qCWarning(lcPhase) << "refused transition" << phaseName(from) << "->" << phaseName(to) << reason;
     emit transitionRefused(from, to, reason);
@@ -33,6 +35,14 @@ bool PhaseController::close(Refusal code, const QString& message) {
   const Status done = transition(Phase::Closed, refusalName(code));
   Q_ASSERT(done.ok());
   return done.ok();
+}
+
+bool PhaseController::closeIfExpired() {
+  if (!expired())
+    return false;
+  close(Refusal::Expired,
+        QStringLiteral("the grant expired at %1").arg(m_expiresAt.toUTC().toString(Qt::ISODateWithMs)));
+  return true;
 }
 
 } // namespace gc

@@ -12,7 +12,7 @@ Grant makeGrant(const GrantOptions& options) {
   g.runId = options.runId;
   g.taskId = QStringLiteral("task-7");
   g.issuedAt = QDateTime::currentDateTimeUtc();
-  g.expiresAt = g.issuedAt.addSecs(3600);
+  g.expiresAt = g.issuedAt.addSecs(options.lifetimeSeconds);
   g.vm = {QStringLiteral("0b7e3a52-8a0f-4c2b-9f1d-6d2e5c4b3a21"), QStringLiteral("gc-test-win"),
           QStringLiteral("test:///default")};
   g.rdp.host = QStringLiteral("127.0.0.1");

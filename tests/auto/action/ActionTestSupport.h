@@ -23,6 +23,7 @@ struct GrantOptions {
   QString server = QStringLiteral("guest-console-test");
   QString tool = QStringLiteral("perform_action");
   bool candidates = false;
+  int lifetimeSeconds = 3600; // expires_at = now + this (negative: already expired)
 };
 
 Grant makeGrant(const GrantOptions& options = {});

@@ -814,6 +814,102 @@ private slots:
     QCOMPARE(relay.rc.load(), kMcpExitOk);
   }
 
+  // The lock's guest sync runs after request_lock has committed READ_ONLY: the relay's
+  // request_lock is answered, and a capture_desktop sent right behind it is taken, only once
+  // the sync has ended — never CAPTURE_NOT_ALLOWED from racing it.
+  void requestLockAndCaptureWaitForTheGuestSync() {
+    SocketRig rig;
+    QVERIFY(rig.listening);
+    LockBarrier::SyncDone finishSync;
+    rig.barrier.setGuestSync(
+        [&](QDeadlineTimer, LockBarrier::SyncDone done) { finishSync = std::move(done); }, {},
+        std::chrono::milliseconds(5000));
+    RawRelay relay(rig.runDir.mcpSocketPath());
+    QVERIFY(relay.bind(rig.grant));
+    relay.send(obj("{\"type\":\"call\",\"id\":1,\"op\":\"request_lock\",\"arguments\":{}}"));
+    relay.send(obj("{\"type\":\"call\",\"id\":2,\"op\":\"capture_desktop\",\"arguments\":{}}"));
+    QTRY_COMPARE(rig.phases.phase(), Phase::ReadOnly);
+    QVERIFY(rig.barrier.syncing());
+    // Both calls are in; neither is answered while the sync runs (bounded look).
+    QVERIFY(!QTest::qWaitFor([&] { return relay.socket.bytesAvailable() > 0; }, 300));
+    finishSync(success());
+    const QJsonObject locked = relay.next();
+    QCOMPARE(locked.value(QStringLiteral("id")).toInt(), 1);
+    QCOMPARE(locked.value(QStringLiteral("type")).toString(), QStringLiteral("result"));
+    QCOMPARE(locked.value(QStringLiteral("result")).toObject().value(QStringLiteral("phase")).toString(),
+             QStringLiteral("CAPTURING"));
+    const QJsonObject captured = relay.next();
+    QCOMPARE(captured.value(QStringLiteral("id")).toInt(), 2);
+    QCOMPARE(captured.value(QStringLiteral("type")).toString(), QStringLiteral("result"));
+    QVERIFY(!captured.value(QStringLiteral("result"))
+                 .toObject()
+                 .value(QStringLiteral("png"))
+                 .toString()
+                 .isEmpty());
+    QCOMPARE(rig.phases.phase(), Phase::Reviewing);
+  }
+
+  // A close during the sync answers the waiting request_lock with the close reason.
+  void requestLockWaitingForTheSyncGetsTheCloseReason() {
+    SocketRig rig;
+    QVERIFY(rig.listening);
+    rig.barrier.setGuestSync([](QDeadlineTimer, LockBarrier::SyncDone) {}, {},
+                             std::chrono::milliseconds(5000));
+    RawRelay relay(rig.runDir.mcpSocketPath());
+    QVERIFY(relay.bind(rig.grant));
+    relay.send(obj("{\"type\":\"call\",\"id\":1,\"op\":\"request_lock\",\"arguments\":{}}"));
+    QTRY_VERIFY(rig.barrier.syncing());
+    rig.phases.close(Refusal::Panic, QStringLiteral("operator panic"));
+    const QJsonObject reply = relay.next();
+    QCOMPARE(reply.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+    QCOMPARE(reply.value(QStringLiteral("code")).toString(), QStringLiteral("PANIC"));
+  }
+
+  // Expiry on the console's side: past expires_at (its wall clock) every relay call, even
+  // status, is refused EXPIRED and the console closes EXPIRED.
+  void everyRelayCallPastExpiryIsRefused_data() {
+    QTest::addColumn<QString>("op");
+    for (const char* op : {"status", "capture_desktop", "perform_action", "request_lock"})
+      QTest::newRow(op) << QString::fromLatin1(op);
+  }
+  void everyRelayCallPastExpiryIsRefused() {
+    QFETCH(QString, op);
+    SocketRig rig;
+    QVERIFY(rig.listening);
+    rig.phases.setExpiry(rig.grant.expiresAt);
+    const QDateTime past = rig.grant.expiresAt.addSecs(1);
+    rig.phases.setWallClockForTest([past] { return past; });
+    RawRelay relay(rig.runDir.mcpSocketPath());
+    QVERIFY(relay.bind(rig.grant));
+    relay.send(QJsonObject{{QStringLiteral("type"), QStringLiteral("call")},
+                           {QStringLiteral("id"), 1},
+                           {QStringLiteral("op"), op},
+                           {QStringLiteral("arguments"), QJsonObject{}}});
+    const QJsonObject reply = relay.next();
+    QCOMPARE(reply.value(QStringLiteral("code")).toString(), QStringLiteral("EXPIRED"));
+    QCOMPARE(rig.phases.phase(), Phase::Closed);
+    QCOMPARE(rig.phases.closeReason().code, Refusal::Expired);
+    QCOMPARE(rig.sink.attempts, 0);
+  }
+
+  // Expiry on the relay's side: the console's hello says when the grant expires, and a call
+  // made after that is refused EXPIRED without reaching the console (a console stopped across
+  // expiry has not noticed yet).
+  void relayRefusesCallsPastTheGrantsExpiry() {
+    GrantOptions options;
+    options.lifetimeSeconds = -1;
+    SocketRig rig(options);
+    QVERIFY(rig.listening);
+    RelayHarness relay(rig.dir.path(), rig.grant.runId);
+    QVERIFY(relay.initialize());
+    QCOMPARE(code(relay.tool(1, QStringLiteral("status"))), QStringLiteral("EXPIRED"));
+    QCOMPARE(code(relay.tool(2, QStringLiteral("perform_action"),
+                             obj("{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1}}"))),
+             QStringLiteral("EXPIRED"));
+    QCOMPARE(rig.phases.phase(), Phase::Setup); // the console was never asked
+    QCOMPARE(rig.sink.attempts, 0);
+  }
+
   void relayReportsTheConsoleGoneAsRunNotFound() {
     SocketRig rig;
     QVERIFY(rig.listening);

@@ -1,6 +1,7 @@
 // The console end to end, in-process, against the real test guest over RDP and a libvirt
 // test-driver domain: opening, the lock barrier, and every close cause.
 #include "ConsoleRig.h"
+#include "action/Receipt.h"
 #include "audit/EvidenceLog.h"
 #include "console/RdpInputSink.h"
 #include "grant/RunLock.h"
@@ -54,6 +55,63 @@ QList<QJsonObject> guestInputs(GuestProcess& guest) {
   for (const auto& e : guest.events(QStringLiteral("input")))
     out.append(e);
   return out;
+}
+
+QList<QJsonObject> evidenceEntries(const ConsoleRig& rig, const QString& event) {
+  QList<QJsonObject> out;
+  QFile f(evidenceFile(rig));
+  if (!f.open(QIODevice::ReadOnly))
+    return out;
+  for (const QByteArray& line : f.readAll().split('\n')) {
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o.value(QStringLiteral("event")).toString() == event)
+      out.append(o);
+  }
+  return out;
+}
+
+// One guest input as the test guest reports it; key flags reduced to release/extended.
+QString inputText(const QJsonObject& e) {
+  const QString kind = e.value(QStringLiteral("kind")).toString();
+  const int flags = e.value(QStringLiteral("flags")).toInt();
+  if (kind == QLatin1String("key"))
+    return QStringLiteral("key 0x%1 %2")
+        .arg(e.value(QStringLiteral("code")).toInt(), 0, 16)
+        .arg((flags & 0x8000) ? QStringLiteral("up") : QStringLiteral("down"));
+  return QStringLiteral("%1 0x%2 (%3,%4)")
+      .arg(kind)
+      .arg(flags, 0, 16)
+      .arg(e.value(QStringLiteral("x")).toInt())
+      .arg(e.value(QStringLiteral("y")).toInt());
+}
+
+// Everything the guest sent so far has reached the console: a paint it sends now (after its
+// activation frame) is shown. Then no update from before a request the test makes next is
+// still on its way (a late band over the sync's corner would cover it).
+bool guestCaughtUp(ConsoleRig& rig) {
+  rig.guest.command("{\"cmd\":\"paint\",\"x\":980,\"y\":700,\"w\":4,\"h\":4,\"color\":\"#12ab34\",\"id\":1}");
+  QDeadlineTimer deadline(15000);
+  while (!deadline.hasExpired()) {
+    const QImage frame = rig.console->currentFrame();
+    if (!frame.isNull() && (frame.pixel(980, 700) & 0xFFFFFF) == 0x12AB34)
+      return true;
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  }
+  return false;
+}
+
+// Every connection the guest accepted (the pin probe's and the session's) has ended: all the
+// input the console sent has been reported.
+bool guestSawEveryClientGo(ConsoleRig& rig) {
+  return rig.guest.waitForEvent(QStringLiteral("client_disconnected"),
+                                int(rig.guest.events(QStringLiteral("client_connected")).size()));
+}
+
+bool reachedPhase(const ConsoleRig& rig, const QString& phase) {
+  for (const auto& o : rig.controlEvents(QStringLiteral("phase")))
+    if (o.value(QStringLiteral("phase")).toString() == phase)
+      return true;
+  return false;
 }
 
 } // namespace
@@ -267,6 +325,226 @@ private slots:
           rounds, accepted, refusedLocked, violations);
     QCOMPARE(violations, 0);
     session.abort();
+  }
+
+  // The setup leaves Ctrl, Shift and the left button down. Whoever locks (panel, control
+  // channel, MCP host), the console releases them after the drain and before the commit, so
+  // the model's click is exactly MOVE, DOWN, UP on a neutral guest, and the receipt's
+  // events_sent is what the guest received.
+  void heldInputIsReleasedBeforeTheAction_data() {
+    QTest::addColumn<QString>("by");
+    QTest::newRow("panel lock") << "panel";
+    QTest::newRow("control channel lock") << "control";
+    QTest::newRow("MCP request_lock") << "mcp";
+  }
+  void heldInputIsReleasedBeforeTheAction() {
+    QFETCH(QString, by);
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    const int before = guestInputs(rig.guest).size();
+    rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":1,\"scancode\":29,\"down\":true}"));
+    rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":2,\"scancode\":42,\"down\":true}"));
+    rig.panel.sendTextMessage(
+        QStringLiteral("{\"type\":\"pointer\",\"seq\":3,\"x\":100,\"y\":120,\"buttons\":1,\"wheel\":0}"));
+    QTRY_COMPARE_WITH_TIMEOUT(rig.panelMessages(QStringLiteral("input_ack")).size(), 3, 10000);
+    if (by == QLatin1String("panel"))
+      rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"lock\"}"));
+    else if (by == QLatin1String("control"))
+      rig.sendControl("{\"cmd\":\"lock\"}");
+    else
+      QVERIFY(rig.console->actionService()->requestLock().ok());
+    QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING")));
+    QTRY_VERIFY(!rig.console->currentFrame().isNull());
+    QVERIFY(rig.console->actionService()->captureDesktop().ok());
+    const Outcome<Receipt> receipt = rig.console->actionService()->performAction(
+        QJsonObject{{QStringLiteral("action"), QJsonObject{{QStringLiteral("type"), QStringLiteral("click")},
+                                                           {QStringLiteral("x"), 300},
+                                                           {QStringLiteral("y"), 300}}}});
+    QVERIFY(receipt.ok());
+    QTRY_VERIFY_WITH_TIMEOUT(rig.finished, 10000);
+    QVERIFY(guestSawEveryClientGo(rig));
+
+    QStringList atGuest;
+    for (const QJsonObject& e : guestInputs(rig.guest).mid(before))
+      atGuest << inputText(e);
+    const QStringList setup{QStringLiteral("key 0x1d down"), QStringLiteral("key 0x2a down"),
+                            QStringLiteral("pointer 0x800 (100,120)"),
+                            QStringLiteral("pointer 0x9000 (100,120)")};
+    const QStringList release{QStringLiteral("key 0x1d up"), QStringLiteral("key 0x2a up"),
+                              QStringLiteral("pointer 0x1000 (100,120)")};
+    const QStringList action{QStringLiteral("pointer 0x800 (300,300)"),
+                             QStringLiteral("pointer 0x9000 (300,300)"),
+                             QStringLiteral("pointer 0x1000 (300,300)")};
+    QCOMPARE(atGuest, setup + release + action);
+    // Counted from what was written, and equal to what the guest got after the release.
+    QCOMPARE(receipt->eventsSent, int(atGuest.size() - setup.size() - release.size()));
+    const QJsonObject released = evidenceEntries(rig, QStringLiteral("held_input_released")).value(0);
+    QCOMPARE(released.value(QStringLiteral("keys_released")).toInt(), 2);
+    QCOMPARE(released.value(QStringLiteral("buttons_released")).toInt(), 1);
+  }
+
+  // Expiry is decided by the wall clock at every gate, not by the timer: the clock is moved
+  // past expires_at (the timer is minutes away) and the next request of each kind is refused
+  // EXPIRED, the console closes EXPIRED, and nothing more reaches the guest.
+  void expiryIsDecidedAtEveryGate_data() {
+    QTest::addColumn<QString>("gate");
+    QTest::newRow("panel input") << "input";
+    QTest::newRow("control lock") << "lock";
+    QTest::newRow("capture") << "capture";
+    QTest::newRow("action") << "action";
+    QTest::newRow("queued lock in its guest sync") << "sync";
+  }
+  void expiryIsDecidedAtEveryGate() {
+    QFETCH(QString, gate);
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    if (gate == QLatin1String("capture") || gate == QLatin1String("action")) {
+      rig.sendControl("{\"cmd\":\"lock\"}");
+      QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING")));
+      QTRY_VERIFY(!rig.console->currentFrame().isNull());
+      if (gate == QLatin1String("action"))
+        QVERIFY(rig.console->actionService()->captureDesktop().ok());
+    }
+    if (gate == QLatin1String("sync")) {
+      rig.guest.command("{\"cmd\":\"workload\",\"mode\":\"typing\"}"); // the sync runs to its deadline
+      rig.sendControl("{\"cmd\":\"lock\"}");
+      QVERIFY(rig.waitPhase(QStringLiteral("READ_ONLY")));
+      QVERIFY(rig.console->barrier()->syncing());
+    }
+    const int before = guestInputs(rig.guest).size();
+    const QDateTime past = rig.console->grant().expiresAt.addSecs(1);
+    rig.console->phases()->setWallClockForTest([past] { return past; });
+
+    if (gate == QLatin1String("input")) {
+      rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":1,\"scancode\":30,\"down\":true}"));
+      QTRY_COMPARE_WITH_TIMEOUT(rig.panelMessages(QStringLiteral("input_refused")).size(), 1, 5000);
+      QCOMPARE(rig.panelMessages(QStringLiteral("input_refused"))
+                   .value(0)
+                   .value(QStringLiteral("code"))
+                   .toString(),
+               QStringLiteral("EXPIRED"));
+    } else if (gate == QLatin1String("lock")) {
+      rig.sendControl("{\"cmd\":\"lock\"}");
+    } else if (gate == QLatin1String("capture")) {
+      QCOMPARE(rig.console->actionService()->captureDesktop().code(), Refusal::Expired);
+    } else if (gate == QLatin1String("action")) {
+      const Outcome<Receipt> r = rig.console->actionService()->performAction(QJsonObject{
+          {QStringLiteral("action"), QJsonObject{{QStringLiteral("type"), QStringLiteral("click")},
+                                                 {QStringLiteral("x"), 300},
+                                                 {QStringLiteral("y"), 300}}}});
+      QCOMPARE(r.code(), Refusal::Expired);
+      QVERIFY(!rig.console->actionService()->hasActed());
+    }
+    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 10000));
+    QTRY_VERIFY_WITH_TIMEOUT(rig.finished, 10000);
+    QVERIFY(rig.waitControl(QStringLiteral("closed")));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("EXPIRED"));
+    const QString never = gate == QLatin1String("action")    ? QStringLiteral("ACTION")
+                          : gate == QLatin1String("capture") ? QStringLiteral("REVIEWING")
+                                                             : QStringLiteral("CAPTURING");
+    QVERIFY(!reachedPhase(rig, never));
+    QVERIFY(guestSawEveryClientGo(rig));
+    QCOMPARE(guestInputs(rig.guest).size(), before);
+    QVERIFY(evidenceEntries(rig, QStringLiteral("receipt")).isEmpty());
+  }
+
+  // The guest sync is state inside READ_ONLY, not a blocking wait: with a screen that never
+  // settles, panel input in the sync is refused PHASE_LOCKED at once, a panic closes at once,
+  // capture never starts and the sync is cancelled.
+  void panicDuringTheGuestSyncIsPrompt() {
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    rig.guest.command("{\"cmd\":\"workload\",\"mode\":\"typing\"}");
+    rig.sendControl("{\"cmd\":\"lock\"}");
+    QVERIFY(rig.waitPhase(QStringLiteral("READ_ONLY")));
+    QVERIFY(rig.console->barrier()->syncing());
+
+    QElapsedTimer t;
+    t.start();
+    rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":1,\"scancode\":30,\"down\":true}"));
+    QTRY_COMPARE_WITH_TIMEOUT(rig.panelMessages(QStringLiteral("input_refused")).size(), 1, 5000);
+    const qint64 refusedMs = t.elapsed();
+    QCOMPARE(
+        rig.panelMessages(QStringLiteral("input_refused")).value(0).value(QStringLiteral("code")).toString(),
+        QStringLiteral("PHASE_LOCKED"));
+    QVERIFY(rig.console->barrier()->syncing()); // still in the sync: the refusal did not wait for it
+
+    qint64 closedMs = -1;
+    QObject::connect(rig.console->phases(), &PhaseController::closed, [&] { closedMs = t.elapsed(); });
+    const qint64 panicAt = t.elapsed();
+    rig.sendControl("{\"cmd\":\"panic\"}");
+    QTRY_VERIFY_WITH_TIMEOUT(closedMs >= 0, 5000);
+    const qint64 panicMs = closedMs - panicAt;
+    QTRY_VERIFY_WITH_TIMEOUT(rig.finished, 10000);
+    QVERIFY(rig.waitControl(QStringLiteral("closed")));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("PANIC"));
+    QVERIFY(!reachedPhase(rig, QStringLiteral("CAPTURING")));
+    QCOMPARE(evidenceEntries(rig, QStringLiteral("guest_sync"))
+                 .value(0)
+                 .value(QStringLiteral("result"))
+                 .toString(),
+             QStringLiteral("cancelled"));
+    qInfo("FIGURE panel input in the guest sync refused PHASE_LOCKED in %lld ms; panic -> CLOSED in %lld ms",
+          refusedMs, panicMs);
+    QVERIFY(panicMs < 1000);
+    QVERIFY(refusedMs < 1000);
+  }
+
+  // The evidence names what confirmed the guest sync: the whole corner answered
+  // (refresh_rect), or the settle alone after the bounded wait (settle_only) for a guest that
+  // never answers or only damages the corner.
+  void guestSyncEvidenceNamesWhatHappened_data() {
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<QString>("confirmedBy");
+    QTest::addColumn<QString>("refresh");
+    QTest::newRow("answering guest") << "answer"
+                                     << "refresh_rect"
+                                     << "answered";
+    QTest::newRow("advertises, never answers") << "ignore"
+                                               << "settle_only"
+                                               << "unanswered";
+    QTest::newRow("damage over the corner") << "corner_damage"
+                                            << "settle_only"
+                                            << "unanswered";
+  }
+  void guestSyncEvidenceNamesWhatHappened() {
+    QFETCH(QString, mode);
+    QFETCH(QString, confirmedBy);
+    QFETCH(QString, refresh);
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(guestCaughtUp(rig));
+    rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("refresh_mode")));
+    rig.sendControl("{\"cmd\":\"lock\"}");
+    QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING"), 15000));
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("refresh")));
+    const QJsonObject sync = evidenceEntries(rig, QStringLiteral("guest_sync")).value(0);
+    QCOMPARE(sync.value(QStringLiteral("result")).toString(), QStringLiteral("ok"));
+    QCOMPARE(sync.value(QStringLiteral("confirmed_by")).toString(), confirmedBy);
+    QCOMPARE(sync.value(QStringLiteral("refresh_rect")).toString(), refresh);
+    QVERIFY(sync.value(QStringLiteral("settled")).toBool());
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    qInfo("FIGURE guest sync (%s): %s in %d ms", qPrintable(mode), qPrintable(confirmedBy),
+          sync.value(QStringLiteral("ms")).toInt());
   }
 
   void closeCauses_data() {

@@ -1,3 +1,5 @@
+#include "session/InputGate.h"
+#include "session/LockBarrier.h"
 #include "session/Phase.h"
 #include "session/PhaseController.h"
 
@@ -37,6 +39,29 @@ void advanceTo(PhaseController& pc, Phase target) {
     Q_UNUSED(p);
   }
 }
+
+class CountingSink : public InputSink {
+public:
+  Status send(const InputEvent&, QDeadlineTimer) override {
+    ++sent;
+    return success();
+  }
+  int sent = 0;
+};
+
+// A barrier whose guest sync the test finishes by hand (the console's is GuestSync).
+struct BarrierRig {
+  PhaseController phases;
+  CountingSink sink;
+  InputGate gate{&phases, &sink};
+  LockBarrier barrier{&phases, &gate};
+  LockBarrier::SyncDone finishSync;
+  int cancels = 0;
+  BarrierRig() {
+    barrier.setGuestSync([this](QDeadlineTimer, LockBarrier::SyncDone done) { finishSync = std::move(done); },
+                         [this] { ++cancels; }, std::chrono::milliseconds(1000));
+  }
+};
 
 } // namespace
 
@@ -112,6 +137,96 @@ private slots:
     QCOMPARE(closed.count(), 1);
     QCOMPARE(closed.at(0).at(0).value<Failure>().code, Refusal::Panic);
     QCOMPARE(pc.phase(), Phase::Closed);
+  }
+
+  // Expiry is a rule of the controller: at expires_at (by its wall clock) every forward step
+  // is refused EXPIRED and closes EXPIRED; before it nothing changes.
+  void expiryRefusesEveryForwardStep_data() {
+    QTest::addColumn<int>("from");
+    for (Phase f : {Phase::Setup, Phase::Locking, Phase::ReadOnly, Phase::Capturing, Phase::Reviewing})
+      QTest::newRow(qPrintable(phaseName(f))) << static_cast<int>(f);
+  }
+  void expiryRefusesEveryForwardStep() {
+    QFETCH(int, from);
+    const auto f = static_cast<Phase>(from);
+    const QDateTime expiresAt = QDateTime::currentDateTimeUtc().addSecs(60);
+    QDateTime clock = expiresAt.addMSecs(-1);
+    PhaseController pc;
+    pc.setExpiry(expiresAt);
+    pc.setWallClockForTest([&clock] { return clock; });
+    advanceTo(pc, f);
+    QCOMPARE(pc.phase(), f);
+    QVERIFY(!pc.expired());
+    QVERIFY(!pc.closeIfExpired());
+    clock = expiresAt; // the instant itself is past
+    QVERIFY(pc.expired());
+    QSignalSpy closed(&pc, &PhaseController::closed);
+    const Phase next = static_cast<Phase>(from + 1);
+    QCOMPARE(pc.transition(next, QStringLiteral("after expiry")).code(), Refusal::Expired);
+    QCOMPARE(pc.phase(), Phase::Closed);
+    QCOMPARE(closed.count(), 1);
+    QCOMPARE(pc.closeReason().code, Refusal::Expired);
+    QVERIFY(pc.closeIfExpired()); // still expired: every later gate refuses too
+  }
+
+  // The guest sync runs after requestLock() has returned (READ_ONLY); capture starts only when
+  // it ends well, once.
+  void barrierCapturesWhenTheGuestSyncEnds() {
+    BarrierRig rig;
+    QVERIFY(rig.gate.submit(InputEvent::key(1, 0x1E, true)).ok());
+    QSignalSpy capture(&rig.barrier, &LockBarrier::captureStarted);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    QCOMPARE(rig.phases.phase(), Phase::ReadOnly);
+    QVERIFY(rig.barrier.syncing());
+    QCOMPARE(rig.sink.sent, 1); // drained before the sync started
+    QCOMPARE(capture.count(), 0);
+    rig.finishSync(success());
+    QCOMPARE(capture.count(), 1);
+    QCOMPARE(rig.phases.phase(), Phase::Capturing);
+    QVERIFY(!rig.barrier.syncing());
+    rig.finishSync(success()); // a second report changes nothing
+    QCOMPARE(capture.count(), 1);
+  }
+
+  // A close during the sync (panic, expiry, VM gone, …) cancels it; a report that still comes
+  // is ignored and capture never starts.
+  void aCloseDuringTheGuestSyncCancelsIt_data() {
+    QTest::addColumn<int>("code");
+    QTest::newRow("panic") << int(Refusal::Panic);
+    QTest::newRow("expiry") << int(Refusal::Expired);
+    QTest::newRow("VM gone") << int(Refusal::VmGone);
+  }
+  void aCloseDuringTheGuestSyncCancelsIt() {
+    QFETCH(int, code);
+    qRegisterMetaType<gc::Failure>();
+    BarrierRig rig;
+    QSignalSpy capture(&rig.barrier, &LockBarrier::captureStarted);
+    QSignalSpy failed(&rig.barrier, &LockBarrier::lockFailed);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    QVERIFY(rig.barrier.syncing());
+    rig.phases.close(Refusal(code), QStringLiteral("meanwhile"));
+    QCOMPARE(rig.cancels, 1);
+    QCOMPARE(failed.count(), 1);
+    QCOMPARE(failed.at(0).at(0).value<Failure>().code, Refusal(code));
+    rig.finishSync(success()); // too late
+    QCOMPARE(capture.count(), 0);
+    QCOMPARE(rig.phases.phase(), Phase::Closed);
+    QCOMPARE(rig.phases.closeReason().code, Refusal(code));
+  }
+
+  // A failed sync closes with its reason; capture never starts.
+  void aFailedGuestSyncClosesWithoutCapture() {
+    qRegisterMetaType<gc::Failure>();
+    BarrierRig rig;
+    QSignalSpy capture(&rig.barrier, &LockBarrier::captureStarted);
+    QSignalSpy failed(&rig.barrier, &LockBarrier::lockFailed);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    rig.finishSync(Status(Refusal::DrainTimeout, QStringLiteral("no answer, no settle")));
+    QCOMPARE(rig.phases.phase(), Phase::Closed);
+    QCOMPARE(rig.phases.closeReason().code, Refusal::DrainTimeout);
+    QCOMPARE(failed.count(), 1);
+    QCOMPARE(capture.count(), 0);
+    QCOMPARE(rig.cancels, 0);
   }
 
   void namesRoundTrip() {

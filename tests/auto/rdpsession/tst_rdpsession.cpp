@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QTemporaryFile>
 #include <QTest>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdio>
@@ -131,6 +132,23 @@ std::optional<QList<std::pair<int, GuestInput>>> inputsAfterOpening(const GuestP
 
 // Reads the guest's stdout until `ready` holds; no event loop needed (RdpSession's worker
 // does the RDP side). Returns false on timeout.
+// One guest sync, run to its end on the event loop (no result: it did not end in `waitMs`).
+std::optional<Outcome<GuestSync::Result>> syncOnce(RdpSession& session, GuestSync::Timing timing,
+                                                   int waitMs = 15000) {
+  std::optional<Outcome<GuestSync::Result>> out;
+  session.startGuestSync(timing, [&out](const Outcome<GuestSync::Result>& r) { out = r; });
+  (void)QTest::qWaitFor([&] { return out.has_value(); }, waitMs);
+  return out;
+}
+
+GuestSync::Timing timing(int deadlineMs, int quietMs, int answerWaitMs) {
+  GuestSync::Timing t;
+  t.deadline = std::chrono::milliseconds(deadlineMs);
+  t.quiet = std::chrono::milliseconds(quietMs);
+  t.answerWait = std::chrono::milliseconds(answerWaitMs);
+  return t;
+}
+
 template <typename Pred> bool pumpGuestUntil(GuestProcess& guest, Pred ready, int timeoutMs = 5000) {
   QElapsedTimer t;
   t.start();
@@ -174,6 +192,10 @@ private slots:
   void deliversMixedInputInOrderExactlyOnce();
   void eachSendIsOnTheWireWhenItReturns();
   void syncWithGuestAnswersAfterEveryEarlierInput();
+  void guestSyncNamesWhatConfirmedIt_data();
+  void guestSyncNamesWhatConfirmedIt();
+  void guestSyncLeavesTheEventLoopRunningAndCancels();
+  void releaseHeldLeavesTheGuestNeutral();
   void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses();
 
 private:
@@ -659,12 +681,14 @@ void tst_RdpSession::syncWithGuestAnswersAfterEveryEarlierInput() {
   for (int i = 0; i < 40; ++i)
     QVERIFY(session.sendKey(0x1E, i % 2 == 0).ok());
 
-  const auto sync = session.syncWithGuest(QDeadlineTimer(10000), std::chrono::milliseconds(50));
+  const auto sync = syncOnce(session, timing(10000, 50, 5000));
 
-  QVERIFY2(sync.ok(), sync.ok() ? "" : qPrintable(sync.failure().toString()));
-  QVERIFY(sync->refreshSupported);
-  QVERIFY(sync->answered);
-  QVERIFY(sync->settled); // the test guest is idle: nothing paints after the answer
+  QVERIFY(sync.has_value());
+  QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+  QVERIFY((*sync)->refreshSupported);
+  QVERIFY((*sync)->answered);
+  QCOMPARE((*sync)->confirmedBy, GuestSync::Confirmation::RefreshRect);
+  QVERIFY((*sync)->settled); // the test guest is idle: nothing paints after the answer
   // The guest handled the refresh after every input written before the call.
   QVERIFY(pumpGuestUntil(guest, [&] { return !guest.events(QStringLiteral("refresh")).isEmpty(); }));
   const double refreshedAt =
@@ -673,7 +697,154 @@ void tst_RdpSession::syncWithGuestAnswersAfterEveryEarlierInput() {
   QVERIFY(inputs.size() >= 41);
   for (const QJsonObject& input : inputs)
     QVERIFY(input.value(QStringLiteral("t_ns")).toDouble() <= refreshedAt);
-  qInfo("FIGURE guest_sync_ms %lld", sync->elapsedMs);
+  qInfo("FIGURE guest_sync_ms %lld (answer after %lld ms)", (*sync)->elapsedMs, (*sync)->answerMs);
+}
+
+// Only an update that covers the whole requested corner counts as the answer. A guest that
+// advertises Refresh Rect and never answers, or sends damage that only touches the corner,
+// is locked by the settle alone, and the result says so.
+void tst_RdpSession::guestSyncNamesWhatConfirmedIt_data() {
+  QTest::addColumn<QString>("mode");
+  QTest::addColumn<bool>("answered");
+  QTest::newRow("answering guest") << "answer" << true;
+  QTest::newRow("advertises but never answers") << "ignore" << false;
+  QTest::newRow("damage over the corner, not covering it") << "corner_damage" << false;
+}
+void tst_RdpSession::guestSyncNamesWhatConfirmedIt() {
+  QFETCH(QString, mode);
+  QFETCH(bool, answered);
+  GuestProcess guest;
+  RdpSession session;
+  QVERIFY(openInputSession(guest, session));
+  // Everything the guest sent before the request has been processed: a paint it sends after
+  // its activation frame is shown (a late band over the corner would cover it).
+  const QRect corner(1024 - 16, 768 - 16, 16, 16);
+  const QPoint probe(980, 700);
+  bool probeShown = false, requested = false, cornerTouched = false, cornerCovered = false;
+  QObject::connect(&session, &RdpSession::frameUpdated, &session, [&](const FrameUpdate& u) {
+    probeShown = probeShown || (u.frame.pixel(probe) & 0xFFFFFF) == 0x12AB34;
+    if (!requested)
+      return;
+    // What reached the client after the request, around the corner (the guest's last 16x16).
+    for (const QRect& r : u.dirty) {
+      cornerTouched = cornerTouched || r.intersects(corner);
+      cornerCovered = cornerCovered || r.contains(corner);
+    }
+  });
+  guest.command("{\"cmd\":\"paint\",\"x\":980,\"y\":700,\"w\":4,\"h\":4,\"color\":\"#12ab34\",\"id\":1}");
+  QTRY_VERIFY_WITH_TIMEOUT(probeShown, 15000);
+  guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
+  QVERIFY(guest.waitForEvent(QStringLiteral("refresh_mode")));
+  requested = true;
+  constexpr int kAnswerWaitMs = 400;
+  QElapsedTimer t;
+  t.start();
+  const auto sync = syncOnce(session, timing(10000, 100, kAnswerWaitMs));
+  const qint64 ms = t.elapsed();
+
+  QVERIFY(sync.has_value());
+  QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+  QVERIFY(guest.waitForEvent(QStringLiteral("refresh")));
+  QCOMPARE(guest.events(QStringLiteral("refresh")).last().value(QStringLiteral("reply")).toString(), mode);
+  QVERIFY((*sync)->refreshSupported);
+  QCOMPARE((*sync)->answered, answered);
+  QCOMPARE(GuestSync::confirmationName((*sync)->confirmedBy),
+           answered ? QStringLiteral("refresh_rect") : QStringLiteral("settle_only"));
+  QVERIFY((*sync)->settled);
+  if (mode == QLatin1String("corner_damage")) {
+    QTRY_VERIFY(cornerTouched); // the damage did arrive over the corner ...
+    QVERIFY(!cornerCovered);    // ... and never covered it
+  }
+  if (!answered)
+    QVERIFY(ms >= kAnswerWaitMs); // the bounded wait for the answer came first
+  qInfo("FIGURE guest_sync_%s_ms %lld", qPrintable(mode), ms);
+}
+
+// The sync is state, not a blocking call: the event loop runs while it waits (a timer fires),
+// and a cancelled sync never reports.
+void tst_RdpSession::guestSyncLeavesTheEventLoopRunningAndCancels() {
+  GuestProcess guest;
+  RdpSession session;
+  QVERIFY(openInputSession(guest, session));
+  guest.command("{\"cmd\":\"workload\",\"mode\":\"typing\"}"); // the screen never settles
+  bool reported = false;
+  QElapsedTimer t;
+  t.start();
+  session.startGuestSync(timing(1500, 200, 1000),
+                         [&](const Outcome<GuestSync::Result>&) { reported = true; });
+  const qint64 returnedMs = t.elapsed();
+  bool timerFired = false;
+  qint64 firedMs = -1;
+  QTimer::singleShot(20, &session, [&] {
+    timerFired = true;
+    firedMs = t.elapsed();
+    session.cancelGuestSync();
+  });
+  QTRY_VERIFY_WITH_TIMEOUT(timerFired, 5000);
+  QVERIFY(!reported);
+  QVERIFY(guest.waitForEvent(QStringLiteral("refresh")));
+  // Past the sync's own deadline: still nothing reported.
+  (void)QTest::qWaitFor([&] { return reported; }, 2500);
+  QVERIFY(!reported);
+  guest.command("{\"cmd\":\"workload\",\"mode\":\"idle\"}");
+  qInfo("FIGURE start_guest_sync_return_ms %lld, event loop served after %lld ms", returnedMs, firedMs);
+  QVERIFY(returnedMs < 100);
+}
+
+// What the session sent down and did not release, it releases: keys (plain and extended)
+// and buttons, once; afterwards nothing is held and a second release sends nothing.
+void tst_RdpSession::releaseHeldLeavesTheGuestNeutral() {
+  GuestProcess guest;
+  RdpSession session;
+  QVERIFY(openInputSession(guest, session));
+  QVERIFY(session.sendKey(0x1D, true).ok());   // left Ctrl
+  QVERIFY(session.sendKey(0x2A, true).ok());   // left Shift
+  QVERIFY(session.sendKey(0x1E, true).ok());   // 'a' ...
+  QVERIFY(session.sendKey(0x1E, false).ok());  // ... released by the setup itself
+  QVERIFY(session.sendKey(0xE038, true).ok()); // right Alt (extended)
+  QVERIFY(session.sendPointer(100, 120, 0x1, 0).ok());
+  QCOMPARE(session.held().keys, 3);
+  QCOMPARE(session.held().buttons, 1);
+
+  const auto released = session.releaseHeld();
+  QVERIFY(released.ok());
+  QCOMPARE(released->keys, 3);
+  QCOMPARE(released->buttons, 1);
+  QCOMPARE(session.held().keys, 0);
+  QCOMPARE(session.held().buttons, 0);
+  const auto again = session.releaseHeld();
+  QVERIFY(again.ok());
+  QCOMPARE(again->keys + again->buttons, 0);
+
+  const QList<GuestInput> expected{
+      {QStringLiteral("key"), 0x1D, 0, 0, 0},
+      {QStringLiteral("key"), 0x2A, 0, 0, 0},
+      {QStringLiteral("key"), 0x1E, 0, 0, 0},
+      {QStringLiteral("key"), 0x1E, KbdRelease, 0, 0},
+      {QStringLiteral("key"), 0xE038, KbdExtended, 0, 0},
+      {QStringLiteral("pointer"), 0, Move, 100, 120},
+      {QStringLiteral("pointer"), 0, Down | B1, 100, 120},
+      // the release
+      {QStringLiteral("key"), 0x1D, KbdRelease, 0, 0},
+      {QStringLiteral("key"), 0x2A, KbdRelease, 0, 0},
+      {QStringLiteral("key"), 0xE038, KbdExtended | KbdRelease, 0, 0},
+      {QStringLiteral("pointer"), 0, B1, 100, 120},
+  };
+  QVERIFY(pumpGuestUntil(
+      guest, [&] { return inputsAfterOpening(guest)->size() >= expected.size(); }, 15000));
+  pumpGuestUntil(
+      guest, [&] { return inputsAfterOpening(guest)->size() > expected.size(); }, 300);
+  const auto seen = *inputsAfterOpening(guest);
+  QCOMPARE(seen.size(), expected.size());
+  for (qsizetype i = 0; i < expected.size(); ++i) {
+    GuestInput got = seen[i].second;
+    if (got.kind == QLatin1String("key"))
+      got.flags &= KbdExtended | KbdRelease; // the down flag's spelling does not matter here
+    QVERIFY2(got == expected[i], qPrintable(QStringLiteral("#%1: guest %2, expected %3")
+                                                .arg(i)
+                                                .arg(describe(got))
+                                                .arg(describe(expected[i]))));
+  }
 }
 
 void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() {
