@@ -46,6 +46,7 @@ void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
   for (const QRect& rect : dirty) {
     m_damage.add(rect);
   }
+  secureDrop(m_latest); // zeroes the previous frame if nobody else holds it any more
   m_latest = image;
   if (m_lossyOutstanding) {
     m_refineTimer.start(); // refinement waits for a quiet period
@@ -87,7 +88,7 @@ FramePipeline::Wiped FramePipeline::wipe() {
   m_encoding = false;
   m_inFlightBytes = 0;
   m_encoderBytes = 0;
-  m_latest = QImage();
+  secureDrop(m_latest);
   m_damage = DamageMask();
   m_unacked.clear();
   m_full = true;
@@ -143,7 +144,11 @@ void FramePipeline::schedule() {
   m_encoding = true;
   m_inFlightBytes = job.frame.sizeInBytes();
   QMetaObject::invokeMethod(
-      m_worker, [w = m_worker, job, generation = m_generation] { w->encode(job, generation); },
+      m_worker,
+      [w = m_worker, job, generation = m_generation]() mutable {
+        w->encode(job, generation);
+        secureDrop(job.frame); // the queued call may hold the frame's last reference
+      },
       Qt::QueuedConnection);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QImage>
 
 #include <algorithm>
 #include <cstddef>
@@ -53,6 +54,19 @@ inline void truncateWiping(QByteArray& bytes, qsizetype size) {
     secureZero(bytes.data() + size, std::size_t(bytes.size() - size));
   }
   bytes.truncate(size);
+}
+
+// Drops `image`, zeroing its pixels first when this is the last reference (a frame the RDP
+// session's pool has already let go of is freed by whoever holds it last). A shared image is
+// only released: another holder still uses it. Returns the bytes zeroed.
+inline qsizetype secureDrop(QImage& image) {
+  qsizetype zeroed = 0;
+  if (!image.isNull() && image.isDetached()) {
+    zeroed = image.sizeInBytes();
+    secureZero(image.bits(), std::size_t(zeroed));
+  }
+  image = QImage();
+  return zeroed;
 }
 
 } // namespace gc

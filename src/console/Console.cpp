@@ -1,9 +1,11 @@
 #include "console/Console.h"
 
+#include "bridge/frames/SecureZero.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/RunSweeper.h"
+#include "privacy/ZeroingAllocator.h"
 #include "rdp/CertificateProbe.h"
 #include "rdp/RdpSession.h"
 #include "session/ControlChannel.h"
@@ -384,6 +386,7 @@ void Console::onRdpConnected(QSize desktop) {
 }
 
 void Console::onFrame(const QImage& frame, const QList<QRect>& dirty) {
+  secureDrop(m_frame); // zeroed if the session's pool has already let go of it
   m_frame = frame;
   if (m_panelReady)
     m_pipeline.submit(frame, dirty);
@@ -486,7 +489,7 @@ void Console::teardown() {
   }
   // Frames first: the session zeroes the pooled frames nobody holds any more.
   const FramePipeline::Wiped frames = m_pipeline.wipe();
-  m_frame = QImage();
+  m_wipes.wiped(QStringLiteral("console_frame"), secureDrop(m_frame));
   if (m_rdp)
     m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
   // What each owner zeroed (buffers_wiped in the cleanup record is computed from this).
@@ -495,10 +498,22 @@ void Console::teardown() {
   if (frames.packetsShared > 0)
     m_wipes.notWiped(QStringLiteral("frame_packets_shared"), frames.packetsShared,
                      QStringLiteral("packets still held by another owner when the pipeline let go"));
-  if (m_panel && frames.packetBytesEmitted > 0)
-    m_wipes.notWiped(QStringLiteral("panel_socket"), frames.packetBytesEmitted,
-                     QStringLiteral("QWebSocket copies each frame packet into its socket's write buffer, "
-                                    "which Qt frees without zeroing"));
+  // The panel's QWebSocket copies each packet into its socket's write buffer, which Qt frees
+  // itself: only the zeroing allocator reaches those copies (and FreeRDP's and OpenSSL's).
+  if (!ZeroingAllocator::active()) {
+    m_wipes.notWiped(QStringLiteral("allocator"), 0,
+                     QStringLiteral("freed heap blocks keep their bytes (no zeroing allocator)"));
+    if (m_panel && frames.packetBytesEmitted > 0)
+      m_wipes.notWiped(QStringLiteral("panel_socket"), frames.packetBytesEmitted,
+                       QStringLiteral("copies in the panel socket's write buffer, freed by Qt unzeroed"));
+  } else {
+    if (m_panel)
+      m_wipes.wiped(QStringLiteral("panel_socket_by_allocator"), frames.packetBytesEmitted);
+    if (!ZeroingAllocator::zeroesSmallBlocks())
+      m_wipes.notWiped(
+          QStringLiteral("allocator_small_blocks"), 0,
+          QStringLiteral("glibc's per-thread cache (blocks up to 1032 bytes) skips the zeroing"));
+  }
   record(QStringLiteral("buffers"), m_wipes.toJson());
   if (reason.code == Refusal::RdpLost && m_watcher && !m_watcher->hasFired())
     return awaitVmVerdict(); // the console is already inert: CLOSED, RDP down, buffers wiped
