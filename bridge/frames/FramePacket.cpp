@@ -1,5 +1,7 @@
 #include "bridge/frames/FramePacket.h"
 
+#include "bridge/frames/SecureZero.h"
+
 #include <QtEndian>
 
 namespace gc {
@@ -8,7 +10,7 @@ namespace {
 template <typename T> void put(QByteArray& bytes, T value) {
   char le[sizeof(T)];
   qToLittleEndian(value, le);
-  bytes.append(le, sizeof(T));
+  appendWiping(bytes, le, sizeof(T));
 }
 
 template <typename T> void patch(QByteArray& bytes, qsizetype at, T value) {
@@ -58,7 +60,7 @@ void FramePacket::finishRect() {
 
 void FramePacket::abortRect() {
   if (m_open >= 0) {
-    m_bytes.truncate(m_open);
+    truncateWiping(m_bytes, m_open);
     m_open = -1;
   }
 }

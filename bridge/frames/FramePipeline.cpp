@@ -1,6 +1,7 @@
 #include "bridge/frames/FramePipeline.h"
 
 #include "bridge/frames/FrameWorker.h"
+#include "bridge/frames/SecureZero.h"
 
 namespace gc {
 
@@ -45,6 +46,7 @@ void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
   for (const QRect& rect : dirty) {
     m_damage.add(rect);
   }
+  secureDrop(m_latest); // zeroes the previous frame if nobody else holds it any more
   m_latest = image;
   if (m_lossyOutstanding) {
     m_refineTimer.start(); // refinement waits for a quiet period
@@ -54,6 +56,8 @@ void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
 
 void FramePipeline::acknowledge(quint32 frameId) {
   m_unacked.removeIf([frameId](quint32 sent) { return sent <= frameId; });
+  Wiped ignored;
+  wipeSent(false, ignored);
   schedule();
 }
 
@@ -71,23 +75,43 @@ void FramePipeline::setPanelLagging(bool lagging) {
   m_lagging = lagging;
 }
 
-void FramePipeline::wipe() {
+FramePipeline::Wiped FramePipeline::wipe() {
+  Wiped wiped;
   ++m_generation;
   QMetaObject::invokeMethod(
-      m_worker, [w = m_worker] { w->release(); }, Qt::BlockingQueuedConnection);
+      m_worker, [w = m_worker, &wiped] { wiped.encoderBytes = w->release(); }, Qt::BlockingQueuedConnection);
+  wipeSent(true, wiped);
+  wiped.packetBytesEmitted = std::exchange(m_bytesEmitted, 0);
   // The worker ran every job queued before the release: their results are stale and the
   // in-flight accounting ends here.
   m_wipedBelow = m_generation;
   m_encoding = false;
   m_inFlightBytes = 0;
   m_encoderBytes = 0;
-  m_latest = QImage();
+  secureDrop(m_latest);
   m_damage = DamageMask();
   m_unacked.clear();
   m_full = true;
   m_refine = false;
   m_lossyOutstanding = false;
   m_refineTimer.stop();
+  return wiped;
+}
+
+void FramePipeline::wipeSent(bool all, Wiped& wiped) {
+  for (qsizetype i = 0; i < m_sent.size();) {
+    QByteArray& packet = m_sent[i];
+    if (packet.isDetached()) {
+      wiped.packetBytes += secureWipe(packet);
+      ++wiped.packetsWiped;
+    } else if (all) {
+      ++wiped.packetsShared;
+    } else {
+      ++i;
+      continue;
+    }
+    m_sent.removeAt(i);
+  }
 }
 
 qint64 FramePipeline::bytesHeld() const {
@@ -120,11 +144,23 @@ void FramePipeline::schedule() {
   m_encoding = true;
   m_inFlightBytes = job.frame.sizeInBytes();
   QMetaObject::invokeMethod(
-      m_worker, [w = m_worker, job, generation = m_generation] { w->encode(job, generation); },
+      m_worker,
+      [w = m_worker, job, generation = m_generation]() mutable {
+        w->encode(job, generation);
+        secureDrop(job.frame); // the queued call may hold the frame's last reference
+      },
       Qt::QueuedConnection);
 }
 
 void FramePipeline::onEncoded(const FrameResult& result, quint64 generation) {
+  if (!result.packet.isEmpty()) {
+    // The queued call's copy of the result is its last other holder: wipe on the next turn.
+    m_sent.append(result.packet);
+    QTimer::singleShot(0, this, [this] {
+      Wiped ignored;
+      wipeSent(false, ignored);
+    });
+  }
   if (generation < m_wipedBelow) {
     return;
   }
@@ -138,6 +174,7 @@ void FramePipeline::onEncoded(const FrameResult& result, quint64 generation) {
     }
     if (!result.packet.isEmpty()) {
       m_unacked.append(result.frameId);
+      m_bytesEmitted += result.packet.size();
       emit packetReady(result.packet, result.frameId);
     }
   }

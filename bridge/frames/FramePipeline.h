@@ -53,10 +53,20 @@ public:
   void reset();
   // Lowers JPEG quality (80 -> 60 -> 40) while set.
   void setPanelLagging(bool lagging);
+  // What wipe() zeroed, and what it could not: a packet still shared with another holder
+  // when the pipeline dropped it (that holder frees it unwiped).
+  struct Wiped {
+    qint64 encoderBytes = 0; // reference frame, tile state, JPEG scratch
+    qint64 packetBytes = 0;  // packets emitted and not yet wiped
+    int packetsWiped = 0;
+    int packetsShared = 0;
+    qint64 packetBytesEmitted = 0; // every packet handed on through packetReady
+    bool complete() const { return packetsShared == 0; }
+  };
   // Privacy on close: zeroes and frees the reference frame, tile state and encoder scratch
-  // (blocks until the encoder thread has done so), drops the frame held; the next packet
-  // after a new submit is a full frame.
-  void wipe();
+  // (blocks until the encoder thread has done so), zeroes the packets it emitted, drops the
+  // frame held; the next packet after a new submit is a full frame.
+  Wiped wipe();
 
   // Bytes the pipeline holds: frames referenced, damage mask, encoder buffers.
   qint64 bytesHeld() const;
@@ -72,6 +82,9 @@ private:
   void schedule();
   void onEncoded(const gc::FrameResult& result, quint64 generation);
   void onRefineTimeout();
+  // Zeroes and drops the emitted packets nobody else holds any more; with `all`, drops the
+  // rest too (counted as shared). Adds to `wiped`.
+  void wipeSent(bool all, Wiped& wiped);
 
   Options m_options;
   QThread m_thread;
@@ -88,6 +101,11 @@ private:
   qint64 m_inFlightBytes = 0;
   qint64 m_encoderBytes = 0;
   QList<quint32> m_unacked;
+  // Every packet emitted (or encoded for a stale generation), kept until no other holder
+  // remains so that the last reference zeroes it: the panel's socket copies what it sends,
+  // and QByteArray frees without zeroing.
+  QList<QByteArray> m_sent;
+  qint64 m_bytesEmitted = 0;
   quint32 m_nextFrameId = 1;
   quint64 m_generation = 0; // bumped by reset()/wipe(): results of older jobs are stale
   quint64 m_wipedBelow = 0; // results of generations below this were accounted for by wipe()

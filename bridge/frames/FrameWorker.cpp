@@ -8,8 +8,10 @@ void FrameWorker::encode(const FrameJob& job, quint64 generation) {
   emit encoded(m_encoder.encode(job), generation);
 }
 
-void FrameWorker::release() {
+qint64 FrameWorker::release() {
+  const qint64 held = m_encoder.bytesHeld();
   m_encoder.release();
+  return held;
 }
 
 } // namespace gc

@@ -17,7 +17,8 @@ public:
 
   // Encoder thread.
   void encode(const gc::FrameJob& job, quint64 generation);
-  void release();
+  // Zeroes and frees the encoder's buffers; the bytes zeroed.
+  qint64 release();
 
 signals:
   void encoded(const gc::FrameResult& result, quint64 generation);

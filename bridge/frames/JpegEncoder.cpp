@@ -43,7 +43,7 @@ bool JpegEncoder::encode(const QImage& image, const QRect& rect, int quality, QB
                   &buffer, &size, subsampling, quality, flags) != 0) {
     return false;
   }
-  out.append(reinterpret_cast<const char*>(buffer), qsizetype(size));
+  appendWiping(out, reinterpret_cast<const char*>(buffer), qsizetype(size));
   return true;
 }
 

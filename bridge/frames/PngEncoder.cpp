@@ -27,8 +27,8 @@ void release(png_structp, png_voidp block) {
 }
 
 void append(png_structp png, png_bytep data, png_size_t length) {
-  static_cast<QByteArray*>(png_get_io_ptr(png))
-      ->append(reinterpret_cast<const char*>(data), qsizetype(length));
+  appendWiping(*static_cast<QByteArray*>(png_get_io_ptr(png)), reinterpret_cast<const char*>(data),
+               qsizetype(length));
 }
 
 void flush(png_structp) {}
@@ -77,7 +77,7 @@ bool PngEncoder::encode(const QImage& image, const QRect& rect, QByteArray& out)
   const qsizetype before = out.size();
   const unsigned char* origin = image.constScanLine(rect.y()) + size_t(rect.x()) * 4;
   if (!writePng(origin, image.bytesPerLine(), rect.width(), rect.height(), m_settings, &out)) {
-    out.truncate(before);
+    truncateWiping(out, before);
     return false;
   }
   return true;

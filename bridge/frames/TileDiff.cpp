@@ -91,10 +91,12 @@ void TileDiff::commit(const QImage& frame, const QList<QRect>& sent, bool everyC
   if (everyChangeSent) {
     // The panel now shows `frame` everywhere (outside the sent rects it already did): share
     // it. No copy; the frame's owner never writes a frame anyone still holds.
+    secureDrop(m_reference); // our own copy (or a frame nobody else holds): zeroed
     m_reference = frame;
     return;
   }
   if (!matches(frame)) {
+    secureDrop(m_reference);
     m_reference = QImage(frame.size(), QImage::Format_RGB32);
   }
   const QRect bounds(QPoint(0, 0), frame.size());

@@ -2,11 +2,12 @@
 
 #include "action/ActionPlan.h"
 #include "audit/EvidenceLog.h"
+#include "bridge/frames/PngEncoder.h"
+#include "bridge/frames/SecureZero.h"
 #include "session/InputSink.h"
 #include "session/LockBarrier.h"
 #include "session/PhaseController.h"
 
-#include <QBuffer>
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QLoggingCategory>
@@ -28,7 +29,7 @@ const QString kOpLock = QStringLiteral("request_lock");
 // Frame bytes must not linger in freed heap memory after the PNG is handed on.
 void wipe(QImage& image) {
   if (!image.isNull() && image.isDetached())
-    std::memset(image.bits(), 0, size_t(image.sizeInBytes()));
+    secureZero(image.bits(), size_t(image.sizeInBytes()));
   image = QImage();
 }
 
@@ -99,13 +100,16 @@ Outcome<ActionService::Capture> ActionService::captureDesktop() {
   Capture capture;
   capture.width = frame.width();
   capture.height = frame.height();
-  {
-    QBuffer buffer(&capture.png);
-    buffer.open(QIODevice::WriteOnly);
-    if (!frame.save(&buffer, "PNG")) {
-      wipe(frame);
-      return refuse(kOpCapture, Refusal::Internal, QStringLiteral("the frame could not be encoded"));
-    }
+  // Our PngEncoder, not QImageWriter: its libpng/zlib memory is zeroed before it is freed and
+  // its output grows without leaving stale copies (QBuffer's growth reallocates). Thorough
+  // settings (one capture, not a stream), which also keep its bytes distinct from the panel's
+  // frame packets.
+  if (frame.depth() != 32)
+    frame = frame.convertToFormat(QImage::Format_RGB32);
+  capture.png.reserve(qsizetype(frame.width()) * frame.height() / 4 + 4096);
+  if (!PngEncoder(PngEncoder::Settings{6, 0xf8, 0}).encode(frame, frame.rect(), capture.png)) {
+    wipe(frame);
+    return refuse(kOpCapture, Refusal::Internal, QStringLiteral("the frame could not be encoded"));
   }
   wipe(frame);
   capture.sha256Hex = QCryptographicHash::hash(capture.png, QCryptographicHash::Sha256).toHex();

@@ -3,6 +3,7 @@
 #include "action/ActionService.h"
 #include "action/PeerCredentials.h"
 #include "action/RelayProtocol.h"
+#include "bridge/frames/SecureZero.h"
 #include "common/StrictJson.h"
 
 #include <QFile>
@@ -12,6 +13,7 @@
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QLoggingCategory>
+#include <QSocketNotifier>
 
 #include <cerrno>
 #include <cstring>
@@ -28,6 +30,35 @@ namespace {
 
 QString field(const QJsonObject& o, const char* key) {
   return o.value(QLatin1StringView(key)).toString();
+}
+
+// Where the capture's base64 goes in its reply line (JSON keeps "<" and ">" as they are).
+const QString kPngPlaceholder = QStringLiteral("<png>");
+constexpr QByteArrayView kPngPlaceholderJson("\"<png>\"");
+
+// Standard base64 with padding (what QByteArray::toBase64 produces), written straight into
+// `out`'s reserved space: no intermediate copy of the image to wipe.
+void appendBase64(QByteArray& out, QByteArrayView in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const qsizetype at = out.size();
+  out.resize(at + (in.size() + 2) / 3 * 4);
+  char* o = out.data() + at;
+  const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+  qsizetype i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const quint32 v = quint32(p[i]) << 16 | quint32(p[i + 1]) << 8 | p[i + 2];
+    *o++ = kAlphabet[v >> 18];
+    *o++ = kAlphabet[(v >> 12) & 63];
+    *o++ = kAlphabet[(v >> 6) & 63];
+    *o++ = kAlphabet[v & 63];
+  }
+  if (const qsizetype rest = in.size() - i; rest > 0) {
+    const quint32 v = quint32(p[i]) << 16 | (rest == 2 ? quint32(p[i + 1]) << 8 : 0);
+    *o++ = kAlphabet[v >> 18];
+    *o++ = kAlphabet[(v >> 12) & 63];
+    *o++ = rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    *o++ = '=';
+  }
 }
 
 } // namespace
@@ -92,6 +123,7 @@ bool ActionSocketServer::listen(const QString& path) {
 }
 
 void ActionSocketServer::stop() {
+  dropPending();
   if (m_relay) {
     QLocalSocket* relay = m_relay;
     m_relay = nullptr;
@@ -164,6 +196,7 @@ void ActionSocketServer::onDisconnected() {
   auto* socket = qobject_cast<QLocalSocket*>(sender());
   if (!socket || socket != m_relay)
     return;
+  dropPending();
   m_relay = nullptr;
   m_bound = false;
   m_buffer.clear();
@@ -227,7 +260,9 @@ void ActionSocketServer::handleCall(const QJsonObject& message) {
     m_service->whenLockSettled([this, op, args, id, reply](const Status& settled) {
       if (op == relay::kOpLock && !settled.ok())
         return reply(errorReply(id, settled.failure()));
-      reply(dispatch(op == relay::kOpLock ? QString(kSettledLock) : op, args, id));
+      if (op == relay::kOpCapture)
+        return replyWithCapture(id);
+      reply(dispatch(QString(kSettledLock), args, id));
     });
     return;
   }
@@ -250,18 +285,6 @@ QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& a
   auto error = [id](const Failure& failure) { return errorReply(id, failure); };
   if (op == relay::kOpStatus)
     return ok(m_service->status());
-  if (op == relay::kOpCapture) {
-    Outcome<ActionService::Capture> capture = m_service->captureDesktop();
-    if (!capture)
-      return error(capture.failure());
-    ActionService::Capture& c = capture.value();
-    QJsonObject result{{QStringLiteral("png"), QString::fromLatin1(c.png.toBase64())},
-                       {QStringLiteral("width"), c.width},
-                       {QStringLiteral("height"), c.height},
-                       {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)}};
-    c.png.fill('\0');
-    return ok(result);
-  }
   if (op == relay::kOpPerform) {
     const Outcome<Receipt> receipt = m_service->performAction(arguments);
     if (!receipt)
@@ -278,11 +301,108 @@ QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& a
   return error(Failure{Refusal::RouteForbidden, QStringLiteral("unknown operation")});
 }
 
+void ActionSocketServer::replyWithCapture(qint64 id) {
+  Outcome<ActionService::Capture> capture = m_service->captureDesktop();
+  if (!m_relay)
+    return;
+  if (!capture) {
+    writeLine(m_relay, {{QStringLiteral("type"), QStringLiteral("error")},
+                        {QStringLiteral("id"), id},
+                        {QStringLiteral("code"), refusalName(capture.code())},
+                        {QStringLiteral("message"), capture.failure().message}});
+    return;
+  }
+  // The reply's JSON is built around a placeholder and the base64 is written into the one
+  // line buffer, sized exactly: QJsonDocument and toBase64 would each keep a copy we cannot
+  // wipe (QJsonValue's storage is not reachable).
+  ActionService::Capture& c = capture.value();
+  const QJsonObject reply{
+      {QStringLiteral("type"), QStringLiteral("result")},
+      {QStringLiteral("id"), id},
+      {QStringLiteral("result"), QJsonObject{{QStringLiteral("png"), kPngPlaceholder},
+                                             {QStringLiteral("width"), c.width},
+                                             {QStringLiteral("height"), c.height},
+                                             {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)}}}};
+  const QByteArray frame = QJsonDocument(reply).toJson(QJsonDocument::Compact);
+  const qsizetype at = frame.indexOf(kPngPlaceholderJson);
+  QByteArray line;
+  line.reserve(frame.size() + (c.png.size() + 2) / 3 * 4 + 1);
+  line.append(frame.constData(), at + 1); // through the opening quote
+  appendBase64(line, c.png);
+  const qsizetype tail = at + kPngPlaceholderJson.size() - 1; // the closing quote on
+  line.append(frame.constData() + tail, frame.size() - tail);
+  line.append('\n');
+  ++m_wiped.captures;
+  const qsizetype pngBytes = c.png.size();
+  const qsizetype zeroed = secureWipe(c.png);
+  m_wiped.bytes += zeroed;
+  m_wiped.unwiped += zeroed == 0 ? pngBytes : 0;
+  sendToRelay(std::move(line));
+}
+
 void ActionSocketServer::writeLine(QLocalSocket* socket, const QJsonObject& message) {
   QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact);
   line += '\n';
+  if (socket == m_relay) {
+    sendToRelay(std::move(line));
+    return;
+  }
   socket->write(line);
   socket->flush();
+}
+
+void ActionSocketServer::sendToRelay(QByteArray line) {
+  if (!m_relay) {
+    m_wiped.bytes += secureWipe(line);
+    return;
+  }
+  if (m_pending.isEmpty()) {
+    m_pending = std::move(line);
+    m_pendingAt = 0;
+  } else {
+    appendWiping(m_pending, line.constData(), line.size());
+    m_wiped.bytes += secureWipe(line);
+  }
+  flushPending();
+}
+
+void ActionSocketServer::flushPending() {
+  if (!m_relay)
+    return dropPending();
+  const int fd = int(m_relay->socketDescriptor());
+  while (m_pendingAt < m_pending.size()) {
+    const ssize_t n = ::send(fd, m_pending.constData() + m_pendingAt, size_t(m_pending.size() - m_pendingAt),
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      m_pendingAt += n;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!m_writable) {
+        m_writable = new QSocketNotifier(fd, QSocketNotifier::Write, this);
+        connect(m_writable, &QSocketNotifier::activated, this, &ActionSocketServer::flushPending);
+      }
+      m_writable->setEnabled(true);
+      return;
+    } else {
+      qCInfo(lcActionSocket) << "relay write failed:" << std::strerror(errno);
+      break; // the relay is gone; its disconnect follows
+    }
+  }
+  dropPending();
+}
+
+void ActionSocketServer::dropPending() {
+  if (m_writable) {
+    m_writable->setEnabled(false);
+    m_writable->deleteLater();
+    m_writable = nullptr;
+  }
+  const qsizetype size = m_pending.size();
+  const qsizetype zeroed = secureWipe(m_pending);
+  m_wiped.bytes += zeroed;
+  m_wiped.unwiped += zeroed == 0 ? size : 0;
+  m_pendingAt = 0;
 }
 
 void ActionSocketServer::refuseSocket(QLocalSocket* socket, Refusal code, const QString& message) {
@@ -296,6 +416,7 @@ void ActionSocketServer::refuseSocket(QLocalSocket* socket, Refusal code, const 
                      {QStringLiteral("message"), message}});
   const bool wasRelay = socket == m_relay;
   if (wasRelay) {
+    dropPending();
     m_relay = nullptr;
     m_bound = false;
     m_buffer.clear();

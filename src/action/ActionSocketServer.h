@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 class QLocalServer;
+class QSocketNotifier;
 
 namespace gc {
 
@@ -41,6 +42,17 @@ public:
 
   const QMap<Refusal, quint64>& refusals() const { return m_refusals; }
 
+  // What the capture replies left in this process, for the closing evidence. Each capture's
+  // PNG and its reply line (the base64 text) are zeroed once written; a line still unsent is
+  // zeroed by stop(). Qt's socket buffers never see them: the relay's lines are written to
+  // the descriptor directly (QLocalSocket's write buffer frees its chunks without zeroing).
+  struct Wiped {
+    int captures = 0;
+    qint64 bytes = 0;   // PNG + reply lines zeroed
+    qint64 unwiped = 0; // bytes shared with another holder when dropped (not zeroed)
+  };
+  Wiped wiped() const { return m_wiped; }
+
   // Test seam: the uid a peer must have (default: our effective uid). A test cannot
   // easily connect as another uid, so it changes the expectation instead.
   void setExpectedPeerUidForTest(uid_t uid) { m_expectedUid = uid; }
@@ -61,6 +73,12 @@ private:
   static QJsonObject errorReply(qint64 id, const Failure& failure);
   static constexpr QLatin1StringView kSettledLock{"request_lock:settled"}; // dispatch() only
   void writeLine(QLocalSocket* socket, const QJsonObject& message);
+  void replyWithCapture(qint64 id);
+  // Writes `line` to the relay without Qt's write buffer; what the socket does not take at
+  // once waits in m_pending (ours, zeroed when sent) for a write notification.
+  void sendToRelay(QByteArray line);
+  void flushPending();
+  void dropPending();
   void refuseSocket(QLocalSocket* socket, Refusal code, const QString& message);
 
   ActionService* m_service;
@@ -68,6 +86,10 @@ private:
   QPointer<QLocalSocket> m_relay;
   bool m_bound = false;
   QByteArray m_buffer;
+  QByteArray m_pending; // relay bytes not yet written (from m_pendingAt)
+  qsizetype m_pendingAt = 0;
+  QSocketNotifier* m_writable = nullptr; // on the relay's descriptor while m_pending waits
+  Wiped m_wiped;
   QString m_path;
   QString m_error;
   uid_t m_expectedUid;

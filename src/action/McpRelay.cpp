@@ -3,6 +3,7 @@
 #include "action/McpServer.h"
 #include "action/RelayConnection.h"
 #include "action/RelayProtocol.h"
+#include "bridge/frames/SecureZero.h"
 #include "privacy/RunDirectory.h"
 
 #include <QDir>
@@ -88,8 +89,10 @@ int runMcpRelay(const QString& runtimeDir, const QString& runId, const McpRelayO
       }
       if (line.trimmed().isEmpty())
         continue;
-      const QByteArray reply = server.handleLine(line);
-      if (!reply.isEmpty() && !writeAll(options.outFd, reply))
+      QByteArray reply = server.handleLine(line);
+      const bool written = reply.isEmpty() || writeAll(options.outFd, reply);
+      secureWipe(reply); // a capture's reply carries the image (QJsonValue's own copies we cannot reach)
+      if (!written)
         return kMcpExitOk; // nobody reads our answers any more
     }
     if (buffer.size() > McpJsonRpc::kMaxMessageBytes) {

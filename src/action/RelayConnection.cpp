@@ -2,6 +2,7 @@
 
 #include "action/PeerCredentials.h"
 #include "action/RelayProtocol.h"
+#include "bridge/frames/SecureZero.h"
 #include "common/StrictJson.h"
 
 #include <QDeadlineTimer>
@@ -190,9 +191,15 @@ Outcome<QJsonObject> RelayConnection::readLine(std::chrono::milliseconds timeout
   const QDeadlineTimer deadline(timeout);
   for (;;) {
     if (const qsizetype newline = m_buffer.indexOf('\n'); newline >= 0) {
-      const QByteArray line = m_buffer.left(newline);
-      m_buffer.remove(0, newline + 1);
-      return StrictJson::parseObject(line, relay::kMaxReplyBytes, 64);
+      // A capture's reply carries the image: zero the raw line once parsed, and what the
+      // buffer held (QJsonValue's own copy lives on in the reply, beyond our reach).
+      QByteArray line = m_buffer.left(newline);
+      QByteArray rest = m_buffer.mid(newline + 1);
+      secureWipe(m_buffer);
+      m_buffer = std::move(rest);
+      Outcome<QJsonObject> parsed = StrictJson::parseObject(line, relay::kMaxReplyBytes, 64);
+      secureWipe(line);
+      return parsed;
     }
     if (m_buffer.size() > relay::kMaxReplyBytes)
       return Failure{Refusal::ProtocolOversize, QStringLiteral("console reply too large")};
@@ -209,7 +216,8 @@ Outcome<QJsonObject> RelayConnection::readLine(std::chrono::milliseconds timeout
       continue;
     if (n <= 0)
       return consoleClosed();
-    m_buffer.append(chunk, n);
+    appendWiping(m_buffer, chunk, n);
+    secureZero(chunk, size_t(n));
   }
 }
 

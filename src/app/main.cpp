@@ -2,6 +2,7 @@
 // Each has its own --help.
 #include "app/Commands.h"
 #include "common/Log.h"
+#include "privacy/ZeroingAllocator.h"
 
 #include <QCoreApplication>
 
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   // freed, after which 8 MB desktop frames and FreeRDP's surfaces come from arenas that keep
   // their pages after free. Fixed, every block above it is its own mapping, returned on free.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  // Freed heap blocks hold zeros, whichever library frees them (guest pixels, capture bytes).
+  gc::ZeroingAllocator::install();
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName(QStringLiteral("guest-console"));
   QCoreApplication::setApplicationVersion(QStringLiteral(GC_VERSION));

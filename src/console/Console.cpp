@@ -1,8 +1,11 @@
 #include "console/Console.h"
 
+#include "bridge/frames/SecureZero.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
+#include "privacy/CredentialNeedles.h"
 #include "privacy/RunSweeper.h"
+#include "privacy/ZeroingAllocator.h"
 #include "rdp/CertificateProbe.h"
 #include "rdp/RdpSession.h"
 #include "session/ControlChannel.h"
@@ -403,9 +406,15 @@ void Console::onCredentials(Credentials& credentials) {
 }
 
 namespace {
-// Counts only: how many copies of the password FreeRDP had left and the scrub overwrote.
+// Counts only: how many copies of the password and of what NTLM derived from it (NT hash,
+// NTOWFv2) FreeRDP had left and the scrub overwrote.
 QJsonObject residueToJson(const ScrubReport& r) {
+  QJsonObject byForm;
+  for (int f = 0; f < CredentialNeedles::FormCount; ++f)
+    byForm.insert(QLatin1StringView(CredentialNeedles::kFormNames[std::size_t(f)]),
+                  r.copiesByNeedle[std::size_t(f)]);
   return {{QStringLiteral("scanned"), r.ok},
+          {QStringLiteral("copies_by_form"), byForm},
           {QStringLiteral("copies_wiped"), r.copiesWiped},
           {QStringLiteral("copies_unwritable"), r.copiesUnwritable},
           {QStringLiteral("needles_too_short"), r.needlesTooShort},
@@ -448,6 +457,7 @@ void Console::onRdpConnected(QSize desktop) {
 }
 
 void Console::onFrame(const QImage& frame, const QList<QRect>& dirty) {
+  secureDrop(m_frame); // zeroed if the session's pool has already let go of it
   m_frame = frame;
   if (m_panelReady)
     m_pipeline.submit(frame, dirty);
@@ -556,10 +566,33 @@ void Console::teardown() {
                        {QStringLiteral("ms"), finish.elapsedMs}});
   }
   // Frames first: the session zeroes the pooled frames nobody holds any more.
-  m_pipeline.wipe();
-  m_frame = QImage();
+  const FramePipeline::Wiped frames = m_pipeline.wipe();
+  m_wipes.wiped(QStringLiteral("console_frame"), secureDrop(m_frame));
   if (m_rdp)
     m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
+  // What each owner zeroed (buffers_wiped in the cleanup record is computed from this).
+  m_wipes.wiped(QStringLiteral("frame_encoder"), frames.encoderBytes);
+  m_wipes.wiped(QStringLiteral("frame_packets"), frames.packetBytes);
+  if (frames.packetsShared > 0)
+    m_wipes.notWiped(QStringLiteral("frame_packets_shared"), frames.packetsShared,
+                     QStringLiteral("packets still held by another owner when the pipeline let go"));
+  // The panel's QWebSocket copies each packet into its socket's write buffer, which Qt frees
+  // itself: only the zeroing allocator reaches those copies (and FreeRDP's and OpenSSL's).
+  if (!ZeroingAllocator::active()) {
+    m_wipes.notWiped(QStringLiteral("allocator"), 0,
+                     QStringLiteral("freed heap blocks keep their bytes (no zeroing allocator)"));
+    if (m_panel && frames.packetBytesEmitted > 0)
+      m_wipes.notWiped(QStringLiteral("panel_socket"), frames.packetBytesEmitted,
+                       QStringLiteral("copies in the panel socket's write buffer, freed by Qt unzeroed"));
+  } else {
+    if (m_panel)
+      m_wipes.wiped(QStringLiteral("panel_socket_by_allocator"), frames.packetBytesEmitted);
+    if (!ZeroingAllocator::zeroesSmallBlocks())
+      m_wipes.notWiped(
+          QStringLiteral("allocator_small_blocks"), 0,
+          QStringLiteral("glibc's per-thread cache (blocks up to 1032 bytes) skips the zeroing"));
+  }
+  record(QStringLiteral("buffers"), m_wipes.toJson());
   if (reason.code == Refusal::RdpLost && m_watcher && !m_watcher->hasFired())
     return awaitVmVerdict(); // the console is already inert: CLOSED, RDP down, buffers wiped
   finishTeardown(reason);
@@ -592,12 +625,22 @@ void Console::finishTeardown(const Failure& reason) {
     record(QStringLiteral("panel_refusals"), countsToJson(m_panel->refusals()));
   }
   m_watcher.reset();
-  if (m_mcp)
-    m_mcp->stop(); // unlinks the socket before the run dir goes
+  if (m_mcp) {
+    m_mcp->stop(); // unlinks the socket before the run dir goes; zeroes an unsent reply
+    const ActionSocketServer::Wiped replies = m_mcp->wiped();
+    m_wipes.wiped(QStringLiteral("capture_replies"), replies.bytes);
+    if (replies.unwiped > 0)
+      m_wipes.notWiped(QStringLiteral("capture_replies_shared"), replies.unwiped,
+                       QStringLiteral("a capture buffer was shared when dropped"));
+  }
   record(QStringLiteral("input_counts"), inputCounts());
   const Status removed = m_runDir.remove();
-  record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()},
-                                                {QStringLiteral("buffers_wiped"), true}});
+  const QJsonObject wipes = m_wipes.toJson();
+  record(QStringLiteral("cleanup"),
+         QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()},
+                     {QStringLiteral("buffers_wiped"), wipes.value(QStringLiteral("buffers_wiped"))},
+                     {QStringLiteral("wiped"), wipes.value(QStringLiteral("wiped"))},
+                     {QStringLiteral("not_wiped"), wipes.value(QStringLiteral("not_wiped"))}});
   record(QStringLiteral("closed"), QJsonObject{{QStringLiteral("code"), refusalName(reason.code)},
                                                {QStringLiteral("message"), reason.message}});
   m_control->send(QStringLiteral("closed"),

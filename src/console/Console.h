@@ -19,6 +19,7 @@
 #include "grant/RunLock.h"
 #include "privacy/Credentials.h"
 #include "privacy/RunDirectory.h"
+#include "privacy/WipeLedger.h"
 #include "rdp/GuestSync.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
@@ -130,6 +131,7 @@ private:
   std::unique_ptr<ActionService> m_action;
   std::unique_ptr<ActionSocketServer> m_mcp;
   FramePipeline m_pipeline;
+  WipeLedger m_wipes; // what the teardown zeroed, owner by owner (the cleanup record's buffers_wiped)
   QTimer m_expiry;
   QImage m_frame;
   QSize m_desktop;

@@ -141,10 +141,15 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
   QElapsedTimer clock;
   clock.start();
   ScrubReport report;
-  std::vector<const SecureBuffer*> usable;
+  struct Usable {
+    const SecureBuffer* needle;
+    std::size_t index; // position in `needles`
+  };
+  std::vector<Usable> usable;
   std::vector<Range> excluded;
   std::size_t longest = 0;
-  for (const SecureBuffer* needle : needles) {
+  for (std::size_t index = 0; index < needles.size(); ++index) {
+    const SecureBuffer* needle = needles[index];
     if (!needle || needle->isEmpty())
       continue;
     excluded.push_back(rangeOf(*needle));
@@ -152,7 +157,7 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
       ++report.needlesTooShort;
       continue;
     }
-    usable.push_back(needle);
+    usable.push_back({needle, index});
     longest = std::max(longest, needle->size());
   }
   report.needles = int(usable.size());
@@ -193,7 +198,8 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
         const std::size_t want = std::size_t(std::min<quintptr>(kChunk + longest - 1, run.end - at));
         const std::size_t got = readOwn(at, buffer, want);
         report.bytesScanned += qint64(std::min(got, kChunk));
-        for (const SecureBuffer* needle : usable) {
+        for (const Usable& u : usable) {
+          const SecureBuffer* needle = u.needle;
           const std::size_t n = needle->size();
           for (std::size_t from = 0; from + n <= got && from < kChunk;) {
             const void* hit = ::memmem(buffer + from, got - from, needle->constData(), n);
@@ -204,9 +210,11 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
               break;
             const quintptr address = at + offset;
             if (!isExcluded(address)) {
-              if (zeroOwn(address, n))
+              if (zeroOwn(address, n)) {
                 ++report.copiesWiped;
-              else
+                if (u.index < report.copiesByNeedle.size())
+                  ++report.copiesByNeedle[u.index];
+              } else
                 ++report.copiesUnwritable;
             }
             from = offset + 1;

@@ -12,7 +12,8 @@
 // not a file page), so never-touched memory and untouched library data are not faulted in.
 //
 // What it does not do: partial copies (a freed block whose first bytes the allocator reused
-// for its own pointers) and derived values (NT hashes) are not found by value; mappings larger
+// for its own pointers) are not found; a value derived from a secret is found only when the
+// caller derives it too and passes it as a needle (CredentialNeedles: NT hash, NTOWFv2); mappings larger
 // than kMaxMapping (sanitizer shadow memory) and read-only or shared mappings are not scanned
 // (counted in the report). A needle shorter than kMinimumNeedle bytes is not scrubbed: so short
 // a pattern could match unrelated live data, and overwriting that would corrupt the process.
@@ -26,12 +27,14 @@
 
 #include <QtGlobal>
 
+#include <array>
 #include <cstddef>
 #include <span>
 
 namespace gc {
 
 struct ScrubReport {
+  static constexpr std::size_t kMaxNeedles = 8;
   bool ok = false;         // the scan ran (maps readable, scratch mapped)
   int needles = 0;         // needles scrubbed for
   int needlesTooShort = 0; // needles below kMinimumNeedle, not scrubbed
@@ -40,6 +43,8 @@ struct ScrubReport {
   qint64 bytesScanned = 0;
   int copiesWiped = 0;      // matches overwritten with zeros
   int copiesUnwritable = 0; // matches the write did not reach (the mapping changed)
+  // copiesWiped per needle, by its position in scrub()'s argument (the first kMaxNeedles).
+  std::array<int, kMaxNeedles> copiesByNeedle{};
   qint64 elapsedUs = 0;
 };
 

@@ -200,7 +200,12 @@ struct RdpCallbacks {
     return chained ? chained(context, marker) : TRUE;
   }
 
-  static void postDisconnect(freerdp* instance) { gdi_free(instance); }
+  static void postDisconnect(freerdp* instance) {
+    // gdi_free releases the desktop surface without zeroing it: guest pixels (issue 16.5).
+    if (rdpGdi* gdi = instance->context->gdi; gdi && gdi->primary_buffer)
+      explicit_bzero(gdi->primary_buffer, std::size_t(gdi->stride) * gdi->height);
+    gdi_free(instance);
+  }
 
   static BOOL beginPaint(rdpContext* context) {
     rdpGdi* gdi = context->gdi;
@@ -293,15 +298,12 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
   if (m_config.configDir.isEmpty())
     return fail(Refusal::Internal, QStringLiteral("no private FreeRDP config directory"));
 
-  // Needles for the post-login scrub (the password is valid UTF-8: it arrived as JSON text).
-  if (!credentials.password.isEmpty()) {
-    auto utf8 = SecureBuffer::copyOf(credentials.password.view());
-    auto utf16 = ResidueScrubber::utf16leOf(credentials.password.view());
-    if (!utf8.ok() || !utf16.ok())
-      return fail(Refusal::PrivacyViolation, QStringLiteral("cannot hold the password's scrub needles"));
-    m_residueUtf8 = std::move(utf8.value());
-    m_residueUtf16 = std::move(utf16.value());
-  }
+  // Needles for the post-login scrub: the password (valid UTF-8: it arrived as JSON text)
+  // and what NTLM derives from it (NT hash, NTOWFv2).
+  auto needles = CredentialNeedles::of(credentials);
+  if (!needles.ok())
+    return fail(Refusal::PrivacyViolation, QStringLiteral("cannot hold the password's scrub needles"));
+  m_residueNeedles = std::move(needles.value());
 
   WLogRouter::install();
 
@@ -438,10 +440,7 @@ void RdpSession::run() {
 }
 
 void RdpSession::scrubCredentialResidue() {
-  const SecureBuffer* needles[] = {&m_residueUtf8, &m_residueUtf16};
-  m_residue = ResidueScrubber::scrub(needles);
-  m_residueUtf8.clear();
-  m_residueUtf16.clear();
+  m_residue = m_residueNeedles.scrubAndWipe();
   qCInfo(lcRdp).nospace() << "credential residue after login: " << m_residue.copiesWiped << " cop"
                           << (m_residue.copiesWiped == 1 ? "y" : "ies") << " wiped, "
                           << m_residue.copiesUnwritable << " unwritable, "

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "common/Outcome.h"
+#include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopFrames.h"
@@ -184,10 +185,9 @@ private:
   DesktopFrames m_frames; // written by the worker's EndPaint, taken on the main thread
   ConnectGuard m_guard;   // its hooks run on the worker
 
-  // The password's UTF-8 and UTF-16LE forms, kept (locked, dump-excluded) only until the
-  // worker has scrubbed FreeRDP's copies of them after the login; the report it left.
-  SecureBuffer m_residueUtf8;
-  SecureBuffer m_residueUtf16;
+  // The password's forms (UTF-8, UTF-16LE, NT hash, NTOWFv2), kept (locked, dump-excluded)
+  // only until the worker has scrubbed FreeRDP's copies of them after the login; the report.
+  CredentialNeedles m_residueNeedles;
   ScrubReport m_residue;
 
   quint64 m_serial = 0; // main thread only

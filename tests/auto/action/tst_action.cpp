@@ -15,6 +15,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLocalSocket>
+#include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -747,6 +748,49 @@ private slots:
     QCOMPARE(result.value(QStringLiteral("protocolVersion")).toString(), QStringLiteral("2025-11-25"));
     QCOMPARE(result.value(QStringLiteral("serverInfo")).toObject().value(QStringLiteral("name")).toString(),
              rig.grant.mcp.server);
+  }
+
+  // The capture reply is one line built around the base64 (no QJsonDocument copy of the
+  // image), written to the descriptor past Qt's write buffer, in pieces when the socket is
+  // full; the PNG and the line are zeroed once sent, and the server says how much it zeroed.
+  void captureReplyArrivesWholeAndIsZeroedOnceSent() {
+    SocketRig rig;
+    QVERIFY(rig.listening);
+    QImage noise(640, 480, QImage::Format_RGB32); // incompressible: outgrows the socket buffer
+    QRandomGenerator random(165);
+    for (int y = 0; y < noise.height(); ++y)
+      random.fillRange(reinterpret_cast<quint32*>(noise.scanLine(y)), noise.width());
+    rig.frame = noise;
+    RawRelay relay(rig.server.socketPath());
+    QVERIFY(relay.bind(rig.grant));
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    relay.send({{QStringLiteral("type"), QStringLiteral("call")},
+                {QStringLiteral("id"), 7},
+                {QStringLiteral("op"), QStringLiteral("capture_desktop")},
+                {QStringLiteral("arguments"), QJsonObject{}}});
+    const QJsonObject reply = relay.next();
+    QCOMPARE(reply.value(QStringLiteral("type")).toString(), QStringLiteral("result"));
+    QCOMPARE(reply.value(QStringLiteral("id")).toInt(), 7);
+    const QJsonObject result = reply.value(QStringLiteral("result")).toObject();
+    const QByteArray png = QByteArray::fromBase64(result.value(QStringLiteral("png")).toString().toLatin1(),
+                                                  QByteArray::AbortOnBase64DecodingErrors);
+    QVERIFY(png.size() > 1 << 19);
+    QCOMPARE(QCryptographicHash::hash(png, QCryptographicHash::Sha256).toHex(),
+             result.value(QStringLiteral("sha256")).toString().toLatin1());
+    QImage decoded;
+    QVERIFY(decoded.loadFromData(png, "PNG"));
+    QCOMPARE(decoded.convertToFormat(QImage::Format_RGB32), noise);
+    QCOMPARE(result.value(QStringLiteral("width")).toInt(), 640);
+    // Zeroed: the PNG, and the whole reply line (its base64 is 4/3 of the PNG).
+    QTRY_VERIFY(rig.server.wiped().bytes >= png.size() + png.size() * 4 / 3);
+    QCOMPARE(rig.server.wiped().captures, 1);
+    QCOMPARE(rig.server.wiped().unwiped, 0);
+    // The next reply on the same socket still arrives after it, intact.
+    relay.send({{QStringLiteral("type"), QStringLiteral("call")},
+                {QStringLiteral("id"), 8},
+                {QStringLiteral("op"), QStringLiteral("status")},
+                {QStringLiteral("arguments"), QJsonObject{}}});
+    QCOMPARE(relay.next().value(QStringLiteral("id")).toInt(), 8);
   }
 
   void relayRunsTheWholeFlowOnceThroughTheSocket() {

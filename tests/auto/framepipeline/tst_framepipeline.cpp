@@ -4,6 +4,7 @@
 #include "bridge/frames/FrameEncoder.h"
 #include "bridge/frames/FramePacket.h"
 #include "bridge/frames/FramePipeline.h"
+#include "bridge/frames/SecureZero.h"
 #include "tests/bench/SyntheticDesktop.h"
 
 #include <QSignalSpy>
@@ -11,10 +12,24 @@
 #include <QtEndian>
 
 #include <cmath>
+#include <sys/uio.h>
+#include <unistd.h>
 
 using namespace gc;
 
 namespace {
+
+// Reads our own memory through the kernel: a freed block can be inspected without a
+// use-after-free (under ASan it stays in quarantine, unreused). Short if unmapped.
+// The scratch is static: a heap buffer could be the very block being inspected.
+QByteArray readOwn(quintptr address, qsizetype length) {
+  static char scratch[1 << 16];
+  length = qMin<qsizetype>(length, sizeof scratch);
+  iovec local{scratch, size_t(length)};
+  iovec remote{reinterpret_cast<void*>(address), size_t(length)};
+  const ssize_t n = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+  return QByteArray(scratch, n > 0 ? qsizetype(n) : 0);
+}
 
 struct DecodedRect {
   QRect rect;
@@ -183,6 +198,9 @@ private slots:
   void stalledPanelCoalescesWithBoundedMemory();
   void resetSendsAFullFrame();
   void wipeReleasesEverythingAndRestartsFull();
+  void growingAnEncodingLeavesNoStaleCopy();
+  void packetsAreZeroedOnceNobodyElseHoldsThem();
+  void wipeReportsPacketsItCouldNotZero();
   void lossyAreasAreRefinedLosslesslyWhenQuiet();
   void pathologicalInputStaysCorrect_data();
   void pathologicalInputStaysCorrect();
@@ -476,6 +494,68 @@ void tst_FramePipeline::wipeReleasesEverythingAndRestartsFull() {
   QImage fresh;
   QVERIFY(apply(fresh, packets.last().at(0).toByteArray()));
   QCOMPARE(differingPixels(fresh, page), 0);
+}
+
+void tst_FramePipeline::growingAnEncodingLeavesNoStaleCopy() {
+  QByteArray secret(96, '\0');
+  for (int i = 0; i < secret.size(); ++i)
+    secret[i] = char(0x40 + i % 61);
+  QByteArray out;
+  out.reserve(64);
+  appendWiping(out, secret.constData(), 48);
+  const quintptr old = quintptr(out.constData());
+  appendWiping(out, secret.constData() + 48, 48); // outgrows the block
+  QVERIFY(quintptr(out.constData()) != old);
+  QCOMPARE(out, secret);
+  // The block it grew out of holds zeros, not the first 48 bytes (QByteArray's own append
+  // reallocates and leaves them).
+  QCOMPARE(readOwn(old, 48), QByteArray(48, '\0'));
+
+  truncateWiping(out, 10);
+  QCOMPARE(out, secret.left(10));
+  QCOMPARE(readOwn(quintptr(out.constData()) + 10, 86), QByteArray(86, '\0'));
+  const qsizetype capacity = out.capacity();
+  QVERIFY(secureWipe(out) >= capacity);
+  QVERIFY(out.isNull());
+  QByteArray shared = secret;
+  QByteArray holder = shared;
+  QCOMPARE(secureWipe(shared), 0); // another holder: left intact for it
+  QCOMPARE(holder, secret);
+}
+
+void tst_FramePipeline::packetsAreZeroedOnceNobodyElseHoldsThem() {
+  FramePipeline pipeline;
+  quintptr at = 0;
+  QByteArray seen; // a deep copy: the pipeline's packet itself is not kept here
+  connect(&pipeline, &FramePipeline::packetReady, this, [&](const QByteArray& packet, quint32) {
+    at = quintptr(packet.constData());
+    seen = QByteArray(packet.constData(), packet.size());
+  });
+  const QImage page = synthetic::textPage(QSize(320, 240));
+  pipeline.submit(page, {all(page)});
+  QTRY_VERIFY(!seen.isEmpty());
+  // The panel copies what it sends; once the queued result is gone the pipeline zeroes it.
+  QTRY_VERIFY(readOwn(at + 16, seen.size() - 16) != seen.mid(16));
+  const FramePipeline::Wiped wiped = pipeline.wipe();
+  QVERIFY(wiped.complete());
+  QVERIFY(wiped.encoderBytes >= page.sizeInBytes()); // the reference frame at least
+  QVERIFY(wiped.packetBytesEmitted >= seen.size());
+}
+
+void tst_FramePipeline::wipeReportsPacketsItCouldNotZero() {
+  FramePipeline pipeline;
+  QSignalSpy packets(&pipeline, &FramePipeline::packetReady); // keeps a reference to each
+  const QImage page = synthetic::textPage(QSize(320, 240));
+  pipeline.submit(page, {all(page)});
+  QTRY_COMPARE(packets.size(), 1);
+  const QByteArray held = packets.at(0).at(0).toByteArray();
+  const FramePipeline::Wiped wiped = pipeline.wipe();
+  QCOMPARE(wiped.packetsShared, 1);
+  QVERIFY(!wiped.complete());
+  QVERIFY(wiped.packetBytesEmitted > 0);
+  QImage canvas;
+  QVERIFY(apply(canvas, held)); // the other holder's copy was left intact
+  QCOMPARE(differingPixels(canvas, page), 0);
 }
 
 void tst_FramePipeline::lossyAreasAreRefinedLosslesslyWhenQuiet() {

@@ -1,6 +1,7 @@
 // ResidueScrubber: every copy of a secret in private writable memory is overwritten by value,
 // wherever it lies (heap, freed heap, anonymous mappings, static data, across a chunk seam),
 // while the needle itself and anything that is not the secret stay untouched.
+#include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
 
 #include <QTest>
@@ -12,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+using gc::CredentialNeedles;
 using gc::ResidueScrubber;
 using gc::SecureBuffer;
 
@@ -38,6 +40,16 @@ bool holdsAt(const void* address, const SecureBuffer& needle) {
   const bool same = std::memcmp(copy.data(), needle.constData(), needle.size()) == 0;
   explicit_bzero(copy.data(), copy.size());
   return same;
+}
+
+// Whether [address, address + length) reads as zeros (through the kernel, like holdsAt).
+bool zerosAt(quintptr address, std::size_t length) {
+  std::array<char, 64> copy{};
+  iovec local{copy.data(), length};
+  iovec remote{reinterpret_cast<void*>(address), length};
+  if (length > copy.size() || ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) != ssize_t(length))
+    return false;
+  return std::all_of(copy.begin(), copy.begin() + qsizetype(length), [](char c) { return c == 0; });
 }
 
 char s_staticData[128]; // .bss: a private, file-backed writable mapping
@@ -135,6 +147,93 @@ private slots:
     QCOMPARE(report.copiesWiped, 0);
     QVERIFY(std::memcmp(heap, "a1b2c", 5) == 0);
     std::free(heap);
+  }
+
+  // MD4 as RFC 1320 appendix A.5 lists it (ntHashOf hashes raw bytes), and the NT hash of
+  // "Password" from MS-NLMP 4.2.2.1.2.
+  void computesTheNtHash_data() {
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QByteArray>("md4");
+    QTest::newRow("empty") << QByteArray() << QByteArray("31d6cfe0d16ae931b73c59d7e0c089c0");
+    QTest::newRow("abc") << QByteArray("abc") << QByteArray("a448017aaf21d8525fc10ae87aa6729d");
+    QTest::newRow("message digest") << QByteArray("message digest")
+                                    << QByteArray("d9130a8164549fe818874806e1c7014b");
+    QTest::newRow("62 bytes: two padded blocks")
+        << QByteArray("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        << QByteArray("043f8582f241db351ce627e153e7f0e4");
+    QTest::newRow("80 bytes: a full block, then the tail")
+        << QByteArray("12345678901234567890123456789012345678901234567890123456789012345678901234567890")
+        << QByteArray("e33b4ddc9c38f2199c3e7b164fcc0536");
+    QTest::newRow("NT hash of Password (UTF-16LE)")
+        << QByteArray("P\0a\0s\0s\0w\0o\0r\0d\0", 16) << QByteArray("a4f49c406510bdcab6824ee7c30fd852");
+  }
+  void computesTheNtHash() {
+    QFETCH(QByteArray, input);
+    QFETCH(QByteArray, md4);
+    const auto hash = CredentialNeedles::ntHashOf(input);
+    QVERIFY(hash.ok());
+    QVERIFY(hash->isLockedAndUndumpable());
+    QCOMPARE(hash->view().toByteArray().toHex(), md4);
+  }
+
+  // MS-NLMP 4.2.4.1.1: NTOWFv2("Password", "User", "Domain"); the user is upper-cased, the
+  // domain is not.
+  void computesNtowfv2AsWinprDoes() {
+    const auto hash = CredentialNeedles::ntHashOf(QByteArrayView("P\0a\0s\0s\0w\0o\0r\0d\0", 16));
+    QVERIFY(hash.ok());
+    const auto v2 = CredentialNeedles::ntowfv2Of(hash.value(), "User", "Domain");
+    QVERIFY(v2.ok());
+    QVERIFY(v2->isLockedAndUndumpable());
+    QCOMPARE(v2->view().toByteArray().toHex(), QByteArray("0c868a403bfd7a93a3001ef22ef02e3f"));
+    const auto lower = CredentialNeedles::ntowfv2Of(hash.value(), "user", "Domain");
+    QVERIFY(lower.ok());
+    QCOMPARE(lower->view().toByteArray(), v2->view().toByteArray());
+    const auto otherDomain = CredentialNeedles::ntowfv2Of(hash.value(), "User", "DOMAIN");
+    QVERIFY(otherDomain.ok());
+    QVERIFY(otherDomain->view().toByteArray() != v2->view().toByteArray());
+  }
+
+  // What winpr leaves after NLA (the NT hash in a dead stack frame, NTOWFv2 in a freed
+  // NTLM context) is found by value and overwritten; the report counts each form.
+  void scrubsTheDerivedFormsByValue() {
+    gc::Credentials credentials;
+    const SecureBuffer password = sentinel("ntlm-pw");
+    credentials.password = SecureBuffer::copyOf(password.view()).value();
+    credentials.username = SecureBuffer::copyOf(QByteArrayView("operator")).value();
+    auto needles = CredentialNeedles::of(credentials);
+    QVERIFY(needles.ok());
+    const SecureBuffer& ntHash = needles->form(CredentialNeedles::NtHash);
+    const SecureBuffer& ntowfv2 = needles->form(CredentialNeedles::Ntowfv2);
+    QCOMPARE(ntHash.size(), std::size_t(16));
+    QCOMPARE(ntowfv2.size(), std::size_t(16));
+    // Independent derivation through the NTLM formula, from the UTF-16LE password.
+    const auto expectedHash =
+        CredentialNeedles::ntHashOf(needles->form(CredentialNeedles::PasswordUtf16le).view());
+    QCOMPARE(ntHash.view().toByteArray(), expectedHash->view().toByteArray());
+
+    char* live = static_cast<char*>(std::malloc(64));
+    std::memset(live, 'z', 64);
+    std::memcpy(live + 8, ntowfv2.constData(), 16);
+    const quintptr freedHash = plantInAFreedBlock(ntHash);
+    const quintptr freedKey = plantInAFreedBlock(ntowfv2);
+
+    const gc::ScrubReport report = needles.value().scrubAndWipe();
+
+    QVERIFY(report.ok);
+    QCOMPARE(report.needles, 4);
+    QVERIFY2(report.copiesByNeedle[CredentialNeedles::NtHash] >= 1,
+             qPrintable(QString::number(report.copiesByNeedle[CredentialNeedles::NtHash])));
+    QVERIFY2(report.copiesByNeedle[CredentialNeedles::Ntowfv2] >= 2,
+             qPrintable(QString::number(report.copiesByNeedle[CredentialNeedles::Ntowfv2])));
+    // (expectedHash is a copy too: the scrub zeroed it as well.)
+    QVERIFY(zerosAt(freedHash, 16));
+    QVERIFY(zerosAt(freedKey, 16));
+    QVERIFY(std::all_of(live + 8, live + 24, [](char c) { return c == 0; }));
+    QCOMPARE(live[7], 'z');
+    QCOMPARE(live[24], 'z');
+    for (int f = 0; f < CredentialNeedles::FormCount; ++f)
+      QVERIFY(needles->form(CredentialNeedles::Form(f)).isEmpty());
+    std::free(live);
   }
 
   void convertsToUtf16le_data() {

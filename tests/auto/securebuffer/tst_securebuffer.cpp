@@ -1,9 +1,15 @@
 // SecureBuffer: secrets live in locked, dump-excluded memory, are bounded, and are wiped.
 #include "privacy/SecureBuffer.h"
+#include "privacy/ZeroingAllocator.h"
 
 #include <QTest>
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <vector>
 
 using gc::SecureBuffer;
@@ -19,6 +25,29 @@ class tst_SecureBuffer : public QObject {
   Q_OBJECT
 
 private slots:
+  // The console's allocator (glibc M_PERTURB / ASan free fill): a freed block holds zeros, so
+  // what a library frees on its own (a socket's write buffer, FreeRDP's stream pool) keeps
+  // nothing. Read back through the kernel: no use-after-free through a pointer.
+  void zeroingAllocatorZeroesFreedBlocks() {
+    QVERIFY(gc::ZeroingAllocator::install());
+    QVERIFY(gc::ZeroingAllocator::active());
+    constexpr std::size_t kSize = 16384; // a stream-pool buffer; above glibc's tcache sizes
+    char* block = static_cast<char*>(std::malloc(kSize));
+    QVERIFY(block);
+    std::memset(block, 'Q', kSize);
+    const quintptr at = quintptr(block);
+    std::free(block);
+    std::array<char, 4096> seen{};
+    bool zero = true;
+    for (std::size_t off = 64; off + seen.size() <= kSize - 64 && zero; off += seen.size()) {
+      iovec local{seen.data(), seen.size()};
+      iovec remote{reinterpret_cast<void*>(at + off), seen.size()};
+      QCOMPARE(::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0), ssize_t(seen.size()));
+      zero = std::all_of(seen.begin(), seen.end(), [](char c) { return c == 0; });
+    }
+    QVERIFY(zero);
+  }
+
   void mappingIsLockedAndExcludedFromCoreDumps() {
     auto buffer = SecureBuffer::allocate(64);
     QVERIFY(buffer.ok());
