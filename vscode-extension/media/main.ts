@@ -235,6 +235,17 @@ class PanelApp {
     if (identity['cert_pin'] === false || identity['cert_unpinned'] === true) {
       this.showBanner('Warning: this grant does not pin the guest certificate.');
     }
+    // A server without NLA checks the password only after the connection (docs/operating.md).
+    const security = identity['security'];
+    if (typeof security === 'string' && security !== 'nla') {
+      let note = document.getElementById('security');
+      if (!note) {
+        note = document.createElement('span');
+        note.id = 'security';
+        byId('identity').appendChild(note);
+      }
+      note.textContent = 'server without NLA: credentials checked by the guest';
+    }
   }
 
   private setDesktopSize(width: number, height: number): void {
