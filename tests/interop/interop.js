@@ -326,6 +326,13 @@ async function main() {
   check('20.4', 'close: OPERATOR_CLOSE, exit 0, run dir removed, no console process', closed && closed.reason === 'OPERATOR_CLOSE' && exit && exit.code === 0 && runDirGone && !P.alive(binding.pid),
     { reason: closed && closed.reason, exit, run_dir_gone: runDirGone, alive: P.alive(binding.pid) });
   check('20.3', 'a good open and a normal close print no critical line on the console\'s stderr', criticals.length === 0, { critical: criticals.slice(0, 5) });
+  // The evidence records the negotiated security with the connection.
+  const evidenceDir = path.join(dirs.state, 'evidence');
+  const evidence = (fs.existsSync(evidenceDir) ? fs.readdirSync(evidenceDir) : []).filter((f) => f.startsWith(ready.run))
+    .flatMap((f) => readText(path.join(evidenceDir, f)).split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return {}; } }));
+  const connectedEntry = evidence.find((e) => e.event === 'connected');
+  check('20.3', 'evidence: the connected entry records security "tls"', connectedEntry && connectedEntry.security === 'tls',
+    { entries: evidence.length, connected: connectedEntry && { width: connectedEntry.width, height: connectedEntry.height, security: connectedEntry.security } });
 
   // The session ends after the disconnect (KillDisconnected; xorgxrdp 0.9.19 waits at least
   // 60 s, module/rdpClientCon.c): every process of the account exits.
