@@ -519,8 +519,13 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
   if (m_state != State::Connected)
     return {};
   {
+    std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     // Not in the middle of a PDU: sendKey/sendPointer write whole PDUs under m_ioMutex.
     std::lock_guard io(m_ioMutex);
+    // The goodbye goes after the last input, in order (a 9-byte PDU, written like a key):
+    // the guest reads everything, then the ultimatum, and closes its side itself.
+    if (m_context && !m_aborting)
+      m_ultimatumSent = DisconnectUltimatum::send(m_context);
     std::lock_guard socket(m_socketMutex);
     if (m_abortSocket < 0)
       return {};

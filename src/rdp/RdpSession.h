@@ -58,8 +58,9 @@ public:
   // Any thread; synchronous; emits closed() (queued) if the session had started.
   void abort();
 
-  // After the last input of a run (the action): half-closes the connection, so the guest gets
-  // every byte already written followed by end-of-stream, and waits until the guest has read
+  // After the last input of a run (the action): sends the Disconnect Provider Ultimatum and
+  // half-closes the connection, so the guest gets every byte already written, the ultimatum
+  // and end-of-stream, and waits until the guest has read
   // them all and closed its side, or `bound` passes. Without it, tearing the connection down
   // right after the action can reset it while the action's input still sits unread on the way
   // to the guest (QEMU's user networking discards it; seen in the live lane). Main thread;
@@ -92,7 +93,8 @@ public:
 
   // The longest abort() waits for the proper disconnect of a connected session.
   static constexpr std::chrono::milliseconds kDisconnectBound{1000};
-  // After abort() of a connected session: the ultimatum was written and flushed.
+  // After finishGracefully() or abort() of a connected session: the ultimatum was written
+  // and flushed.
   bool ultimatumSent() const { return m_ultimatumSent; }
 
   // The security protocol negotiated with the server (X.224), known after connected():

@@ -707,8 +707,15 @@ void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() 
   session.abort();
 
   QVERIFY(finish.confirmed); // the guest read to the end and closed its side
+  QVERIFY(session.ultimatumSent());
   QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest)->size() == 20; }));
   QVERIFY(guest.waitForEvent(QStringLiteral("client_disconnected")));
+  // After the last input: the proper goodbye (rn-user-requested), then end-of-stream.
+  QCOMPARE(guest.events(QStringLiteral("client_disconnected"))
+               .first()
+               .value(QStringLiteral("ultimatum"))
+               .toInt(-1),
+           3);
   qInfo("FIGURE finish_gracefully_ms %lld", finish.elapsedMs);
 }
 
