@@ -166,13 +166,18 @@ void Console::record(const QString& event, const QJsonObject& fields) {
 }
 
 QJsonObject Console::identity() const {
-  return QJsonObject{{QStringLiteral("vm_name"), m_grant.vm.name},
-                     {QStringLiteral("vm_uuid_prefix"), m_grant.vm.uuid.left(8)},
-                     {QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex.left(16))},
-                     {QStringLiteral("cert_fingerprint"), m_grant.certSha256Display().left(23)},
-                     {QStringLiteral("cert_pin"), !m_grant.rdp.unpinned},
-                     {QStringLiteral("signed"), m_grant.signed_},
-                     {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}};
+  QJsonObject id{{QStringLiteral("vm_name"), m_grant.vm.name},
+                 {QStringLiteral("vm_uuid_prefix"), m_grant.vm.uuid.left(8)},
+                 {QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex.left(16))},
+                 {QStringLiteral("cert_fingerprint"), m_grant.certSha256Display().left(23)},
+                 {QStringLiteral("cert_pin"), !m_grant.rdp.unpinned},
+                 {QStringLiteral("signed"), m_grant.signed_},
+                 {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}};
+  // Once connected: the negotiated security ("tls" = no NLA: the guest checks the password
+  // after the connection, and a retyped one travels as panel keys).
+  if (m_connected && m_rdp)
+    id.insert(QStringLiteral("security"), m_rdp->securityProtocol());
+  return id;
 }
 
 Status Console::fail(const Failure& failure) {
@@ -448,6 +453,7 @@ void Console::onRdpConnected(QSize desktop) {
   record(QStringLiteral("connected"),
          QJsonObject{{QStringLiteral("width"), desktop.width()},
                      {QStringLiteral("height"), desktop.height()},
+                     {QStringLiteral("security"), m_rdp->securityProtocol()},
                      {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
   m_control->send(QStringLiteral("phase"),
                   QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},

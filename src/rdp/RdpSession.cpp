@@ -2,6 +2,7 @@
 
 #include "rdp/CertificatePin.h"
 #include "rdp/ClientBaseline.h"
+#include "rdp/DisconnectUltimatum.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpContext.h"
 #include "rdp/WLogRouter.h"
@@ -393,6 +394,7 @@ void RdpSession::run() {
   scrubCredentialResidue();
 
   const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
+  m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
   m_state = State::Connected;
   postToMain([this, desktop] { emit connected(desktop); });
 
@@ -426,6 +428,13 @@ void RdpSession::run() {
   m_state = State::Finished;
   {
     std::lock_guard io(m_ioMutex);
+    std::optional<WLogRouter::ExpectedErrors> closing; // our own close: FreeRDP's complaints are noise
+    if (m_aborting)
+      closing.emplace();
+    // abort() of a live session: say goodbye (the ultimatum, then TLS close_notify inside
+    // freerdp_disconnect) while the socket is still open; abort() bounds how long it waits.
+    if (m_disconnectRequested)
+      m_ultimatumSent = DisconnectUltimatum::send(m_context);
     freerdp_disconnect(instance);
   }
   if (!m_aborting) {
@@ -482,9 +491,22 @@ void RdpSession::abort() {
     std::lock_guard lifecycle(m_lifecycleMutex);
     ++m_generation; // drops queued worker posts: after abort() only closed() is emitted
     hadStarted = m_state != State::Idle && (m_context || m_worker.joinable());
+    // A live session gets a proper disconnect from the worker (run()); set before m_aborting,
+    // which the worker reads first. Half-closed (finishGracefully) it is past saying anything.
+    const bool polite = m_state == State::Connected && !m_halfClosed && m_worker.joinable() &&
+                        m_worker.get_id() != std::this_thread::get_id();
+    m_disconnectRequested = polite;
     m_aborting = true;
-    if (m_context)
-      freerdp_abort_connect_context(m_context);
+    if (m_context) {
+      WLogRouter::ExpectedErrors cancelling;    // FreeRDP logs ERRCONNECT_CONNECT_CANCELLED for it
+      freerdp_abort_connect_context(m_context); // wakes the worker's event wait
+    }
+    if (polite) {
+      // The guest need not answer; only our writes must get out. A guest that stopped
+      // reading cannot hold us: after the bound the socket is shut down as before.
+      std::unique_lock lock(m_syncMutex);
+      m_syncCv.wait_for(lock, kDisconnectBound, [this] { return m_workerDone; });
+    }
     shutdownSocket();
     if (m_worker.joinable()) {
       if (m_worker.get_id() == std::this_thread::get_id())
@@ -506,8 +528,13 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
   if (m_state != State::Connected)
     return {};
   {
+    std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     // Not in the middle of a PDU: sendKey/sendPointer write whole PDUs under m_ioMutex.
     std::lock_guard io(m_ioMutex);
+    // The goodbye goes after the last input, in order (a 9-byte PDU, written like a key):
+    // the guest reads everything, then the ultimatum, and closes its side itself.
+    if (m_context && !m_aborting)
+      m_ultimatumSent = DisconnectUltimatum::send(m_context);
     std::lock_guard socket(m_socketMutex);
     if (m_abortSocket < 0)
       return {};
@@ -701,6 +728,25 @@ Outcome<RdpSession::Released> RdpSession::releaseHeld() {
     released.buttons = int(std::bitset<8>(buttons).count());
   }
   return released;
+}
+
+QString RdpSession::securityProtocol() const {
+  // MS-RDPBCGR 2.2.1.2.1 selectedProtocol (FreeRDP keeps the constants in a private header).
+  switch (m_selectedProtocol.load()) {
+  case 0x00000000:
+    return QStringLiteral("rdp");
+  case 0x00000001: // PROTOCOL_SSL
+    return QStringLiteral("tls");
+  case 0x00000002: // PROTOCOL_HYBRID
+  case 0x00000008: // PROTOCOL_HYBRID_EX
+    return QStringLiteral("nla");
+  case 0x00000004:
+    return QStringLiteral("rdstls");
+  case 0x00000010:
+    return QStringLiteral("aad");
+  default:
+    return QString();
+  }
 }
 
 RdpSession::ConnectTrace RdpSession::connectTrace() const {

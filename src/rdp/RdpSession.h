@@ -56,11 +56,15 @@ public:
   void start(RdpConfig config, RdpCredentials credentials);
   // Stops the session: signals FreeRDP's abort event, shuts the socket down (so a read
   // FreeRDP is blocked in returns at once), joins the worker and frees FreeRDP.
+  // A connected session first disconnects properly: the worker sends the MCS Disconnect
+  // Provider Ultimatum and TLS close_notify (DisconnectUltimatum, freerdp_disconnect) while
+  // abort() waits up to kDisconnectBound; then the socket is shut down regardless.
   // Any thread; synchronous; emits closed() (queued) if the session had started.
   void abort();
 
-  // After the last input of a run (the action): half-closes the connection, so the guest gets
-  // every byte already written followed by end-of-stream, and waits until the guest has read
+  // After the last input of a run (the action): sends the Disconnect Provider Ultimatum and
+  // half-closes the connection, so the guest gets every byte already written, the ultimatum
+  // and end-of-stream, and waits until the guest has read
   // them all and closed its side, or `bound` passes. Without it, tearing the connection down
   // right after the action can reset it while the action's input still sits unread on the way
   // to the guest (QEMU's user networking discards it; seen in the live lane). Main thread;
@@ -80,6 +84,18 @@ public:
   void cancelGuestSync() { m_guestSync.cancel(); }
 
   State state() const { return m_state.load(); }
+
+  // The longest abort() waits for the proper disconnect of a connected session.
+  static constexpr std::chrono::milliseconds kDisconnectBound{1000};
+  // After finishGracefully() or abort() of a connected session: the ultimatum was written
+  // and flushed.
+  bool ultimatumSent() const { return m_ultimatumSent; }
+
+  // The security protocol negotiated with the server (X.224), known after connected():
+  // "nla" (CredSSP: the server checked the credentials before the session), "tls" (TLS only:
+  // the server checks them after the connection, and may show its own login screen),
+  // "rdstls", "aad", or "rdp"; empty before.
+  QString securityProtocol() const;
 
   // Each returns after FreeRDP wrote the PDU and flushed it to the socket, or
   // INPUT_SEND_FAILED (not connected, or the write failed). scancode: 0x00xx, or 0xE0xx
@@ -149,7 +165,10 @@ private:
   std::atomic<State> m_state{State::Idle};
   std::atomic<bool> m_aborting{false};
   std::atomic<bool> m_timedOut{false};
-  std::atomic<bool> m_halfClosed{false}; // finishGracefully(): the guest's close is expected
+  std::atomic<bool> m_halfClosed{false};          // finishGracefully(): the guest's close is expected
+  std::atomic<bool> m_disconnectRequested{false}; // abort(): the worker disconnects properly
+  std::atomic<bool> m_ultimatumSent{false};
+  std::atomic<quint32> m_selectedProtocol{0xFFFFFFFF}; // FreeRDP_SelectedProtocol once connected
 
   // m_workerDone: set by the worker as its last act on any path, for finishGracefully()'s
   // bounded wait.

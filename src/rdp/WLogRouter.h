@@ -1,6 +1,9 @@
 // Routes FreeRDP/WinPR's WLog into Qt logging (category "gc.rdp"), so it passes through the
 // console's redacting handler, and clamps it: never below WARN. TRACE would dump packets
 // (WLog_Packet) and DEBUG can echo settings; neither may reach a log.
+// Levels: WARN -> warning, ERROR/FATAL -> critical, except what a good session always
+// produces (a short list of FreeRDP 3.10's routine errors, and everything on a thread inside
+// ExpectedErrors), which goes to debug: a critical line always means a real failure.
 // Lives on any thread; install() is idempotent and thread-safe.
 #pragma once
 

@@ -284,6 +284,17 @@ class PanelApp {
     if (warnings.length > 0) {
       this.showBanner(`Warning: ${warnings.join('; ')}.`);
     }
+    // A server without NLA checks the password only after the connection (docs/operating.md).
+    const security = identity['security'];
+    if (typeof security === 'string' && security !== 'nla') {
+      let note = document.getElementById('security');
+      if (!note) {
+        note = document.createElement('span');
+        note.id = 'security';
+        byId('identity').appendChild(note);
+      }
+      note.textContent = 'server without NLA: credentials checked by the guest';
+    }
   }
 
   private setDesktopSize(width: number, height: number): void {

@@ -13,6 +13,7 @@
 #include <QMutex>
 #include <QSignalSpy>
 #include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTemporaryFile>
 #include <QTest>
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <ctime>
 #include <random>
+#include <signal.h>
 #include <unistd.h>
 
 using namespace gc;
@@ -49,10 +51,21 @@ constexpr quint16 kOpenX = 1011, kOpenY = 677;
 
 QMutex s_logMutex;
 QStringList s_log;
-void captureMessages(QtMsgType, const QMessageLogContext&, const QString& message) {
+QStringList s_critical; // the critical lines among them
+void captureMessages(QtMsgType type, const QMessageLogContext&, const QString& message) {
   QMutexLocker lock(&s_logMutex);
   s_log.append(message);
+  if (type == QtCriticalMsg || type == QtFatalMsg)
+    s_critical.append(message);
   fprintf(stderr, "%s\n", qPrintable(message));
+}
+qsizetype criticalCount() {
+  QMutexLocker lock(&s_logMutex);
+  return s_critical.size();
+}
+QStringList criticalsSince(qsizetype from) {
+  QMutexLocker lock(&s_logMutex);
+  return s_critical.mid(from);
 }
 
 RdpCredentials credentials(const char* user, const char* password) {
@@ -197,6 +210,13 @@ private slots:
   void guestSyncLeavesTheEventLoopRunningAndCancels();
   void releaseHeldLeavesTheGuestNeutral();
   void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses();
+  void abortSendsADisconnectUltimatum();
+  void abortOfAStoppedGuestIsBounded();
+  void goodOpenAndCloseLogNoCriticalLine();
+  void realFailuresStillLogCritical_data();
+  void realFailuresStillLogCritical();
+  void reportsTheNegotiatedSecurityProtocol_data();
+  void reportsTheNegotiatedSecurityProtocol();
 
 private:
   bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword));
@@ -858,9 +878,138 @@ void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() 
   session.abort();
 
   QVERIFY(finish.confirmed); // the guest read to the end and closed its side
+  QVERIFY(session.ultimatumSent());
   QVERIFY(pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest)->size() == 20; }));
   QVERIFY(guest.waitForEvent(QStringLiteral("client_disconnected")));
+  // After the last input: the proper goodbye (rn-user-requested), then end-of-stream.
+  QCOMPARE(guest.events(QStringLiteral("client_disconnected"))
+               .first()
+               .value(QStringLiteral("ultimatum"))
+               .toInt(-1),
+           3);
   qInfo("FIGURE finish_gracefully_ms %lld", finish.elapsedMs);
+}
+
+// ---------------------------------------------------------------------------------------
+// A clean, quiet session (issue 20 point 3).
+
+void tst_RdpSession::abortSendsADisconnectUltimatum() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(pumpGuestUntil(guest, [&] { return !guest.events(QStringLiteral("activated")).isEmpty(); }));
+  QElapsedTimer timer;
+  timer.start();
+  session.abort();
+  qInfo("FIGURE abort_with_ultimatum_ms=%lld", timer.elapsed());
+  QVERIFY(session.ultimatumSent());
+  // The guest's FreeRDP peer decoded it: reason 3, rn-user-requested.
+  QVERIFY(
+      pumpGuestUntil(guest, [&] { return !guest.events(QStringLiteral("client_disconnected")).isEmpty(); }));
+  const QJsonObject gone = guest.events(QStringLiteral("client_disconnected")).first();
+  QCOMPARE(gone.value(QStringLiteral("ultimatum")).toInt(-1), 3);
+}
+
+void tst_RdpSession::abortOfAStoppedGuestIsBounded() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QSignalSpy closed(&session, &RdpSession::closed);
+  QVERIFY(connectSession(session, guest));
+  // A guest that never answers (SIGSTOP: it reads nothing, acknowledges nothing) must not
+  // hold the close beyond the disconnect bound.
+  const auto pid = pid_t(guest.process().processId());
+  QCOMPARE(::kill(pid, SIGSTOP), 0);
+  QElapsedTimer timer;
+  timer.start();
+  session.abort();
+  const qint64 ms = timer.elapsed();
+  QCOMPARE(::kill(pid, SIGCONT), 0);
+  qInfo("FIGURE abort_of_stopped_guest_ms=%lld (bound %lld ms)", ms,
+        qint64(RdpSession::kDisconnectBound.count()));
+  QVERIFY2(ms < RdpSession::kDisconnectBound.count() + 1000, qPrintable(QString::number(ms)));
+  QTRY_COMPARE(closed.count(), 1);
+  QCOMPARE(session.state(), RdpSession::State::Finished);
+}
+
+void tst_RdpSession::goodOpenAndCloseLogNoCriticalLine() {
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  const qsizetype before = criticalCount();
+  {
+    RdpSession session;
+    QSignalSpy frames(&session, &RdpSession::frameUpdated);
+    QSignalSpy closed(&session, &RdpSession::closed);
+    QVERIFY(connectSession(session, guest));
+    QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 10000);
+    session.abort();
+    QTRY_COMPARE(closed.count(), 1);
+  }
+  QVERIFY(
+      pumpGuestUntil(guest, [&] { return !guest.events(QStringLiteral("client_disconnected")).isEmpty(); }));
+  const QStringList critical = criticalsSince(before);
+  QVERIFY2(critical.isEmpty(), qPrintable(critical.join(QStringLiteral(" | "))));
+}
+
+void tst_RdpSession::realFailuresStillLogCritical_data() {
+  QTest::addColumn<QString>("failure");
+  QTest::newRow("wrong pin") << QStringLiteral("pin");
+  QTest::newRow("server hangs up") << QStringLiteral("hangup");
+}
+
+void tst_RdpSession::realFailuresStillLogCritical() {
+  QFETCH(QString, failure);
+  GuestProcess guest;
+  QTcpServer hangup; // accepts, then closes at once: not an RDP server
+  RdpConfig target;
+  if (failure == QStringLiteral("pin")) {
+    QVERIFY(startGuest(guest));
+    target = config(guest);
+    target.pinSha256[0] = char(target.pinSha256[0] ^ 0x01);
+  } else {
+    QVERIFY(hangup.listen(QHostAddress::LocalHost, 0));
+    connect(&hangup, &QTcpServer::newConnection, &hangup, [&] {
+      while (QTcpSocket* s = hangup.nextPendingConnection())
+        s->abort();
+    });
+    target.host = QStringLiteral("127.0.0.1");
+    target.port = hangup.serverPort();
+    target.pinSha256 = QByteArray(32, '\x5a');
+    target.configDir = m_configDir->path();
+    target.connectTimeoutMs = 15000;
+  }
+  const qsizetype before = criticalCount();
+  RdpSession session;
+  QSignalSpy failed(&session, &RdpSession::failed);
+  session.start(target, credentials(kUser, kPassword));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 15000);
+  const QStringList critical = criticalsSince(before);
+  qInfo("critical lines for %s: %s", qPrintable(failure), qPrintable(critical.join(QStringLiteral(" | "))));
+  QVERIFY(!critical.isEmpty());
+}
+
+void tst_RdpSession::reportsTheNegotiatedSecurityProtocol_data() {
+  QTest::addColumn<bool>("nla");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("NLA guest") << true << QStringLiteral("nla");
+  QTest::newRow("TLS-only guest") << false << QStringLiteral("tls");
+}
+
+void tst_RdpSession::reportsTheNegotiatedSecurityProtocol() {
+  QFETCH(bool, nla);
+  QFETCH(QString, expected);
+  GuestProcess guest;
+  guest.process().setProcessEnvironment(m_guestEnv);
+  QStringList args{QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--cert-dir"),
+                   m_certDir.path()};
+  if (!nla)
+    args << QStringLiteral("--no-nla");
+  QVERIFY(guest.start(args, QString::fromLatin1(kUser), QString::fromLatin1(kPassword)));
+  RdpSession session;
+  QCOMPARE(session.securityProtocol(), QString());
+  QVERIFY(connectSession(session, guest));
+  QCOMPARE(session.securityProtocol(), expected);
 }
 
 QTEST_GUILESS_MAIN(tst_RdpSession)

@@ -65,7 +65,7 @@ class StubConsole {
             run: 'run-browser',
             task: 'task-browser',
             vm: 'win11-bench',
-            identity: { grant_digest: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', cert_sha256: 'AB:CD:EF:01:23:45:67:89:AB:CD:EF:01' },
+            identity: { grant_digest: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', cert_sha256: 'AB:CD:EF:01:23:45:67:89:AB:CD:EF:01', security: 'tls' },
             phase: 'SETUP',
             width: WIDTH,
             height: HEIGHT,
@@ -229,7 +229,7 @@ describe('webview in chromium against a stub console', () => {
       QUADRANTS.map((q) => [...q.rgb, 255]),
     );
     const identity = await page.textContent('#identity');
-    assert.match(identity ?? '', /win11-bench.*grant a1b2c3d4e5f6.*cert abcdef012345/);
+    assert.match(identity ?? '', /win11-bench.*grant a1b2c3d4e5f6.*cert abcdef012345.*server without NLA: credentials checked by the guest/);
     await shot('SETUP');
   });
 
