@@ -39,17 +39,21 @@ void ConnectGuard::allow(QString host, quint16 port) {
   m_port = port;
 }
 
+void ConnectGuard::seal() {
+  m_sealed = true;
+}
+
 bool ConnectGuard::admitConnect(const char* hostname, int port) {
-  const bool first = m_admitted.load() == 0 && !m_redirected.load();
+  const bool open = !m_sealed.load() && !m_redirected.load();
   const bool target = hostname && m_port != 0 && QLatin1StringView(hostname) == m_host && port == int(m_port);
-  if (first && target) {
+  if (open && target) {
     ++m_admitted;
     return true;
   }
   ++m_refused;
   // The name is not logged: after a redirect it is the guest's choice of target.
   qCWarning(lcRdp) << "refused a TCP connect:"
-                   << (first ? "not the granted 127.0.0.1 port" : "only one connection is allowed");
+                   << (open ? "not the granted 127.0.0.1 port" : "the session is established (no reconnect, no redirect)");
   return false;
 }
 

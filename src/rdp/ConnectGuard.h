@@ -1,5 +1,5 @@
-// ConnectGuard: the console's RDP client opens exactly one TCP connection, to 127.0.0.1 and
-// the granted port, and follows no Server Redirection PDU (MS-RDPBCGR 2.2.13).
+// ConnectGuard: the console's RDP client connects only to 127.0.0.1 and the granted port, never
+// again once the session is established, and follows no Server Redirection PDU (MS-RDPBCGR 2.2.13).
 //
 // Why two hooks: FreeRDP 3.10 acts on a redirection PDU by itself. rdp_check_fds() ->
 // rdp_client_redirect() closes the connection, copies the PDU's target, user name, domain,
@@ -10,9 +10,12 @@
 //   opened. It records what the PDU carried (flags and counts only, never the target or the
 //   credentials) and overwrites the secrets it carried in the settings, then scrubs any other
 //   copy of the password cookie by value (FreeRDP frees its own copy without zeroing it).
-// - admitConnect() guards rdpTransportIo::TCPConnect: one connect, to exactly 127.0.0.1 and
-//   the granted port; any other and any second one (a redirect that got past the callback,
-//   freerdp_reconnect() after a transport failure) is refused before socket() is called.
+// - admitConnect() guards rdpTransportIo::TCPConnect: connects go to exactly 127.0.0.1 and
+//   the granted port, and only until the session is established (seal(), from PostConnect):
+//   FreeRDP's security negotiation may connect again to the same target while it falls back
+//   from one protocol to the next (a refused first connect included), but once connected any
+//   further connect (a redirect that got past the callback, freerdp_reconnect() after a
+//   transport failure) is refused before socket() is called.
 // Known limit: for a redirection naming a host NAME (FQDN or NetBIOS) FreeRDP resolves the
 // name (getaddrinfo) before calling the Redirect callback; no connection to the target follows.
 //
@@ -44,8 +47,10 @@ public:
 
   void allow(QString host, quint16 port); // before the connect starts
 
-  // TCPConnect hook: true for the first connect to exactly the allowed host and port.
+  // TCPConnect hook: true for a connect to exactly the allowed host and port before seal().
   bool admitConnect(const char* hostname, int port);
+  // The session is established (PostConnect): no connect is admitted from now on.
+  void seal();
   // Redirect callback body: records and wipes the redirection; the caller returns FALSE.
   void refuseRedirection(rdpSettings* settings);
 
@@ -62,6 +67,7 @@ private:
   std::atomic<int> m_admitted{0};
   std::atomic<int> m_refused{0};
   std::atomic<bool> m_redirected{false};
+  std::atomic<bool> m_sealed{false};
   mutable std::mutex m_mutex; // a leaf: guards m_redirection
   Redirection m_redirection;
 };

@@ -143,8 +143,8 @@ struct RdpCallbacks {
   }
 
   // FreeRDP's own connect (loopback only, watches the abort event), then a duplicate of
-  // the socket for abort(): see RdpSession::m_abortSocket. ConnectGuard admits exactly one
-  // connect, to the granted 127.0.0.1 port, before any socket exists.
+  // the socket for abort(): see RdpSession::m_abortSocket. ConnectGuard admits connects to the
+  // granted 127.0.0.1 port only, and none once the session is established, before any socket exists.
   static int tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
                         DWORD timeout) {
     auto* ctx = reinterpret_cast<RdpContext*>(context);
@@ -177,6 +177,7 @@ struct RdpCallbacks {
   }
 
   static BOOL postConnect(freerdp* instance) {
+    reinterpret_cast<RdpContext*>(instance->context)->session->m_guard.seal();
     if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
       return FALSE;
     rdpUpdate* update = instance->context->update;

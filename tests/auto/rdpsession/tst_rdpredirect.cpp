@@ -51,7 +51,7 @@ private slots:
   }
   void cleanupTestCase() { qInstallMessageHandler(nullptr); }
 
-  void guardAdmitsOneConnectToTheGrantedPortOnly() {
+  void guardAdmitsTheGrantedPortOnlyAndNothingOnceConnected() {
     ConnectGuard guard;
     guard.allow(QStringLiteral("127.0.0.1"), 40123);
     QVERIFY(!guard.admitConnect("192.0.2.1", 40123));
@@ -61,8 +61,10 @@ private slots:
     QVERIFY(!guard.admitConnect("127.0.0.1:40123", 40123));
     QVERIFY(!guard.admitConnect(nullptr, 40123));
     QVERIFY(guard.admitConnect("127.0.0.1", 40123));
-    QVERIFY(!guard.admitConnect("127.0.0.1", 40123)); // exactly one
-    QCOMPARE(guard.connectsAdmitted(), 1);
+    QVERIFY(guard.admitConnect("127.0.0.1", 40123)); // the security negotiation's fallback
+    guard.seal();                                    // connected
+    QVERIFY(!guard.admitConnect("127.0.0.1", 40123)); // no reconnect once established
+    QCOMPARE(guard.connectsAdmitted(), 2);
     QCOMPARE(guard.connectsRefused(), 7);
     QVERIFY(!guard.redirectionRefused());
     ConnectGuard unset; // nothing allowed yet: nothing admitted

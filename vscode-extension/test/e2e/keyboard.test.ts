@@ -156,6 +156,7 @@ describe('the operator keyboard in code-server', { skip: install.skip ?? false }
       root: dirs.root,
       runtimeDir: dirs.runtime,
       stateDir: dirs.state,
+      issuerKey: grant.issuerKey,
       screenshots: { dir: ARTIFACTS, prefix: 'e2e-keyboard' },
       stamp,
     });
