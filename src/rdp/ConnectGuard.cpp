@@ -53,7 +53,8 @@ bool ConnectGuard::admitConnect(const char* hostname, int port) {
   ++m_refused;
   // The name is not logged: after a redirect it is the guest's choice of target.
   qCWarning(lcRdp) << "refused a TCP connect:"
-                   << (open ? "not the granted 127.0.0.1 port" : "the session is established (no reconnect, no redirect)");
+                   << (open ? "not the granted 127.0.0.1 port"
+                            : "the session is established (no reconnect, no redirect)");
   return false;
 }
 

@@ -61,8 +61,8 @@ private slots:
     QVERIFY(!guard.admitConnect("127.0.0.1:40123", 40123));
     QVERIFY(!guard.admitConnect(nullptr, 40123));
     QVERIFY(guard.admitConnect("127.0.0.1", 40123));
-    QVERIFY(guard.admitConnect("127.0.0.1", 40123)); // the security negotiation's fallback
-    guard.seal();                                    // connected
+    QVERIFY(guard.admitConnect("127.0.0.1", 40123));  // the security negotiation's fallback
+    guard.seal();                                     // connected
     QVERIFY(!guard.admitConnect("127.0.0.1", 40123)); // no reconnect once established
     QCOMPARE(guard.connectsAdmitted(), 2);
     QCOMPARE(guard.connectsRefused(), 7);
