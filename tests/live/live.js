@@ -482,7 +482,7 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   const origin = await lane.page.evaluate(() => location.origin);
   const argv = pid ? await cmdline(pid) : [];
   const environ = pid ? fs.readFileSync(`/proc/${pid}/environ`, 'latin1') : '';
-  R.console = { processes: pids.length, argv_is_fixed: JSON.stringify(argv.slice(1)) === JSON.stringify(['open', '--grant', grant, '--allow-origin', origin]), run_dir_while_open: fs.existsSync(runDir) };
+  R.console = { processes: pids.length, argv_is_fixed: JSON.stringify(argv.slice(1)) === JSON.stringify(['open', '--grant', grant, '--allow-origin', origin, '--issuer-key', ISSUER.pub]), run_dir_while_open: fs.existsSync(runDir) };
   check(2, 'VS Code lane: grant opened from the palette, credentials typed into the extension\'s password box, panel in SETUP; the password in neither the console\'s argv nor its environment',
     pids.length === 1 && R.console.argv_is_fixed && R.console.run_dir_while_open && !argv.join('\0').includes(SENTINEL_PW) && !environ.includes(SENTINEL_PW), R.console);
 
