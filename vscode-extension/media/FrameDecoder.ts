@@ -66,13 +66,26 @@ export function parseFrame(buffer: ArrayBuffer): ParsedFrame {
   return { frame, width, height, rects };
 }
 
+/** The frame id of a packet whose header is readable (magic and id present), else undefined. */
+export function peekFrameId(buffer: ArrayBuffer): number | undefined {
+  if (buffer.byteLength < 8) {
+    return undefined;
+  }
+  const view = new DataView(buffer);
+  return view.getUint32(0, true) === FRAME_MAGIC ? view.getUint32(4, true) : undefined;
+}
+
 const MIME: Record<RectEncoding, string> = { [RectEncoding.Png]: 'image/png', [RectEncoding.Jpeg]: 'image/jpeg' };
 
 export interface FramePresenterEvents {
-  /** The frame was presented whole (or dropped as unusable): acknowledge it. */
+  /** The frame was presented whole: acknowledge it. */
   ack(frame: number): void;
+  /**
+   * The packet could not be parsed, decoded or drawn (`frame` undefined when its header is
+   * unreadable): nothing of it was drawn, and the picture may now be stale.
+   */
+  dropped(frame: number | undefined, message: string): void;
   resized(width: number, height: number): void;
-  error(message: string): void;
 }
 
 /** Browser only. Frames are handled strictly one after another. */
@@ -89,7 +102,7 @@ export class FramePresenter {
   }
 
   enqueue(buffer: ArrayBuffer): void {
-    this.chain = this.chain.then(() => this.present(buffer)).catch((err: unknown) => this.events.error(String(err)));
+    this.chain = this.chain.then(() => this.present(buffer)).catch((err: unknown) => this.events.dropped(peekFrameId(buffer), String(err)));
   }
 
   stop(): void {
@@ -107,38 +120,39 @@ export class FramePresenter {
     try {
       parsed = parseFrame(buffer);
     } catch (err) {
-      this.events.error(err instanceof Error ? err.message : String(err));
+      this.events.dropped(peekFrameId(buffer), err instanceof Error ? err.message : String(err));
       return;
     }
     // Decode every rectangle off the main path first; draw nothing until all are ready.
     const bitmaps = await Promise.all(
       parsed.rects.map((r) => createImageBitmap(new Blob([r.data as Uint8Array<ArrayBuffer>], { type: MIME[r.encoding] }))),
     ).catch((err: unknown) => {
-      this.events.error(`frame ${parsed.frame}: cannot decode (${String(err)})`);
+      this.events.dropped(parsed.frame, `cannot decode (${String(err)})`);
       return undefined;
     });
     if (this.stopped) {
       bitmaps?.forEach((b) => b.close());
       return;
     }
-    if (bitmaps) {
-      if (this.back.width !== parsed.width || this.back.height !== parsed.height) {
-        this.resize(parsed.width, parsed.height);
-      }
-      const ctx = this.back.getContext('2d');
-      if (!ctx) {
-        throw new Error('no 2d context');
-      }
-      parsed.rects.forEach((r, i) => {
-        const bitmap = bitmaps[i];
-        if (bitmap) {
-          ctx.drawImage(bitmap, r.x, r.y, r.w, r.h);
-          bitmap.close();
-        }
-      });
-      const screenCtx = this.screen.getContext('2d');
-      screenCtx?.drawImage(this.back, 0, 0);
+    if (!bitmaps) {
+      return;
     }
+    if (this.back.width !== parsed.width || this.back.height !== parsed.height) {
+      this.resize(parsed.width, parsed.height);
+    }
+    const ctx = this.back.getContext('2d');
+    if (!ctx) {
+      throw new Error('no 2d context');
+    }
+    parsed.rects.forEach((r, i) => {
+      const bitmap = bitmaps[i];
+      if (bitmap) {
+        ctx.drawImage(bitmap, r.x, r.y, r.w, r.h);
+        bitmap.close();
+      }
+    });
+    const screenCtx = this.screen.getContext('2d');
+    screenCtx?.drawImage(this.back, 0, 0);
     this.events.ack(parsed.frame);
   }
 

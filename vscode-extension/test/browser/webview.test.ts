@@ -233,6 +233,31 @@ describe('webview in chromium against a stub console', () => {
     await shot('SETUP');
   });
 
+  it('acknowledgesPacketsItCannotPaintAndAsksForTheWholeScreen', async () => {
+    const start = stub.texts().length;
+    // Two bad packets, as many as the console may have unacknowledged: a readable header with
+    // bytes that are no PNG, then one whose header is unreadable.
+    const corrupt = stub.nextFrame++;
+    stub.socket?.send(encodeFrame(corrupt, WIDTH, HEIGHT, [{ x: 0, y: 0, w: 16, h: 16, encoding: 1, data: randomBytes(64) }]));
+    stub.socket?.send(Buffer.concat([Buffer.from('GCFX'), randomBytes(40)]));
+    const refreshes = () => stub.texts().slice(start).filter((m) => m['type'] === 'frame_refresh');
+    await waitFor(() => refreshes().length === 2, 5000, 'two frame_refresh messages');
+    assert.deepEqual(refreshes(), [
+      { type: 'frame_refresh', frame: corrupt },
+      { type: 'frame_refresh', frame: 0 },
+    ]);
+    assert.ok(stub.texts().slice(start).some((m) => m['type'] === 'frame_ack' && m['frame'] === corrupt), 'the corrupt frame was not acknowledged');
+    // The console's answer, the whole screen again, is painted and acknowledged: no stall.
+    await stub.acked(stub.sendFrame());
+    assert.equal(await page.textContent('#dropped'), '2');
+    assert.match((await page.textContent('#banner')) ?? '', /could not be shown/);
+    const pixel = await page.evaluate(() => {
+      const canvas = document.getElementById('screen') as HTMLCanvasElement;
+      return Array.from(canvas.getContext('2d')?.getImageData(4, 4, 1, 1).data ?? []);
+    });
+    assert.deepEqual(pixel, [...(QUADRANTS[0]?.rgb ?? []), 255]);
+  });
+
   it('sendsPointerAndKeyMessagesInDesktopCoordinatesWithIncreasingSeq', async () => {
     const start = stub.texts().length;
     const box = await page.locator('#screen').boundingBox();
