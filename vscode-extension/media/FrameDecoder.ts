@@ -1,7 +1,10 @@
-// Binary frame updates: parsing (pure, unit-tested in node) and presenting (browser).
-// A frame's rectangles are all decoded and drawn into a back buffer first; only then is
-// the back buffer copied to the visible canvas and the frame acknowledged, so the
-// operator never sees a partial frame.
+// Binary frame updates: parsing (pure, unit-tested in node) and rendering (browser: the
+// frame worker, or the page itself where a worker cannot be had).
+//
+// Atomic without a back buffer: every rectangle of a frame is decoded first; only then are
+// all of them drawn onto the visible canvas in ONE synchronous block. The browser renders
+// between tasks, never inside one, so the compositor only ever sees whole frames — and a
+// 3-glyph typing frame costs 3 small draws, not a copy of the whole desktop.
 
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_RECT_HEADER_BYTES, RectEncoding } from '../shared/protocol';
 
@@ -77,94 +80,103 @@ export function peekFrameId(buffer: ArrayBuffer): number | undefined {
 
 const MIME: Record<RectEncoding, string> = { [RectEncoding.Png]: 'image/png', [RectEncoding.Jpeg]: 'image/jpeg' };
 
-export interface FramePresenterEvents {
-  /** The frame was presented whole: acknowledge it. */
-  ack(frame: number): void;
-  /**
-   * The packet could not be parsed, decoded or drawn (`frame` undefined when its header is
-   * unreadable): nothing of it was drawn, and the picture may now be stale.
-   */
-  dropped(frame: number | undefined, message: string): void;
-  resized(width: number, height: number): void;
+/** A decoded rectangle: an ImageBitmap or a WebCodecs VideoFrame; closed once drawn. */
+type Decoded = CanvasImageSource & { close(): void };
+
+export type RenderResult =
+  | { kind: 'presented'; frame: number; width: number; height: number }
+  | { kind: 'dropped'; frame: number | undefined; message: string };
+
+export type DecodePath = 'image-decoder' | 'blob';
+
+/**
+ * Decodes with WebCodecs' ImageDecoder straight from the packet's bytes where the browser
+ * has it (no Blob per rectangle, so no round trip of the bytes through the browser
+ * process), else with createImageBitmap on a Blob. Memory stays bounded: each decoder is
+ * closed as soon as its image is out, and each image as soon as it is drawn.
+ */
+export function pickDecodePath(): DecodePath {
+  return typeof ImageDecoder === 'function' ? 'image-decoder' : 'blob';
 }
 
-/** Browser only. Frames are handled strictly one after another. */
-export class FramePresenter {
-  private back: HTMLCanvasElement;
-  private chain: Promise<void> = Promise.resolve();
+async function decodeRect(rect: FrameRect, path: DecodePath): Promise<Decoded> {
+  if (path === 'image-decoder') {
+    const decoder = new ImageDecoder({ data: rect.data, type: MIME[rect.encoding], preferAnimation: false });
+    try {
+      const { image } = await decoder.decode({ frameIndex: 0 });
+      return image;
+    } finally {
+      decoder.close();
+    }
+  }
+  return createImageBitmap(new Blob([rect.data as Uint8Array<ArrayBuffer>], { type: MIME[rect.encoding] }));
+}
+
+/** A canvas the renderer can size and draw on: the page's own, or an OffscreenCanvas. */
+export interface RenderTarget {
+  width: number;
+  height: number;
+  getContext(id: '2d'): CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null;
+}
+
+/** Renders GCF1 packets onto one canvas, strictly one after another. */
+export class FrameRenderer {
   private stopped = false;
 
   constructor(
-    private readonly screen: HTMLCanvasElement,
-    private readonly events: FramePresenterEvents,
-  ) {
-    this.back = document.createElement('canvas');
-  }
-
-  enqueue(buffer: ArrayBuffer): void {
-    this.chain = this.chain.then(() => this.present(buffer)).catch((err: unknown) => this.events.dropped(peekFrameId(buffer), String(err)));
-  }
+    private readonly target: RenderTarget,
+    private readonly path: DecodePath = pickDecodePath(),
+  ) {}
 
   stop(): void {
     this.stopped = true;
-    const ctx = this.back.getContext('2d');
-    ctx?.clearRect(0, 0, this.back.width, this.back.height);
-    this.back.width = this.back.height = 1;
   }
 
-  private async present(buffer: ArrayBuffer): Promise<void> {
+  async render(buffer: ArrayBuffer): Promise<RenderResult | undefined> {
     if (this.stopped) {
-      return;
+      return undefined;
     }
     let parsed: ParsedFrame;
     try {
       parsed = parseFrame(buffer);
     } catch (err) {
-      this.events.dropped(peekFrameId(buffer), err instanceof Error ? err.message : String(err));
-      return;
+      return { kind: 'dropped', frame: peekFrameId(buffer), message: err instanceof Error ? err.message : String(err) };
     }
-    // Decode every rectangle off the main path first; draw nothing until all are ready.
-    const bitmaps = await Promise.all(
-      parsed.rects.map((r) => createImageBitmap(new Blob([r.data as Uint8Array<ArrayBuffer>], { type: MIME[r.encoding] }))),
-    ).catch((err: unknown) => {
-      this.events.dropped(parsed.frame, `cannot decode (${String(err)})`);
-      return undefined;
-    });
-    if (this.stopped) {
-      bitmaps?.forEach((b) => b.close());
-      return;
+    const settled = await Promise.allSettled(parsed.rects.map((r) => decodeRect(r, this.path)));
+    const images = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    try {
+      if (failed) {
+        return { kind: 'dropped', frame: parsed.frame, message: `cannot decode (${String(failed.reason)})` };
+      }
+      if (this.stopped) {
+        return undefined;
+      }
+      this.draw(parsed, images);
+      return { kind: 'presented', frame: parsed.frame, width: parsed.width, height: parsed.height };
+    } catch (err) {
+      return { kind: 'dropped', frame: parsed.frame, message: err instanceof Error ? err.message : String(err) };
+    } finally {
+      images.forEach((image) => image.close());
     }
-    if (!bitmaps) {
-      return;
+  }
+
+  /** One synchronous block: nothing is rendered between the first draw and the last. */
+  private draw(parsed: ParsedFrame, images: Decoded[]): void {
+    if (this.target.width !== parsed.width || this.target.height !== parsed.height) {
+      // Resizing clears the canvas; the console sends a whole frame after a size change.
+      this.target.width = parsed.width;
+      this.target.height = parsed.height;
     }
-    if (this.back.width !== parsed.width || this.back.height !== parsed.height) {
-      this.resize(parsed.width, parsed.height);
-    }
-    const ctx = this.back.getContext('2d');
+    const ctx = this.target.getContext('2d');
     if (!ctx) {
       throw new Error('no 2d context');
     }
     parsed.rects.forEach((r, i) => {
-      const bitmap = bitmaps[i];
-      if (bitmap) {
-        ctx.drawImage(bitmap, r.x, r.y, r.w, r.h);
-        bitmap.close();
+      const image = images[i];
+      if (image) {
+        ctx.drawImage(image, r.x, r.y, r.w, r.h);
       }
     });
-    const screenCtx = this.screen.getContext('2d');
-    screenCtx?.drawImage(this.back, 0, 0);
-    this.events.ack(parsed.frame);
-  }
-
-  private resize(width: number, height: number): void {
-    const old = this.back;
-    const next = document.createElement('canvas');
-    next.width = width;
-    next.height = height;
-    next.getContext('2d')?.drawImage(old, 0, 0);
-    this.back = next;
-    this.screen.width = width;
-    this.screen.height = height;
-    this.events.resized(width, height);
   }
 }

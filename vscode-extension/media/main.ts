@@ -11,7 +11,7 @@ import {
   PanelToConsoleMessage,
   WebviewToHostMessage,
 } from '../shared/protocol';
-import { FramePresenter } from './FrameDecoder';
+import { FramePresenter } from './FramePresenter';
 import { InputCapture, InputMessage } from './InputCapture';
 
 interface VsCodeApi {
@@ -241,10 +241,7 @@ class PanelApp {
   private setDesktopSize(width: number, height: number): void {
     if (width > 0 && height > 0 && (width !== this.desktop.width || height !== this.desktop.height)) {
       this.desktop = { width, height };
-      if (this.canvas.width !== width || this.canvas.height !== height) {
-        this.canvas.width = width;
-        this.canvas.height = height;
-      }
+      // The canvas itself is sized by the presenter (it may belong to the frame worker).
       this.fit();
     }
   }

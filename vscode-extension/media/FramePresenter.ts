@@ -1,0 +1,162 @@
+// Presents the console's frame updates on the panel canvas. Where the browser allows it
+// (VS Code's webviews and Chromium do), the canvas is transferred to a worker that decodes
+// and draws (frameWorker.ts), so the page's main thread only forwards packets and handles
+// input. The worker comes from a blob: URL holding the worker bundle that build.mjs embeds
+// in main.js: a webview's resources are served from another origin than its document
+// (vscode-webview:// vs https://*.vscode-cdn.net), and a worker script must be same-origin.
+// CSP: `worker-src blob:` (panelHtml.ts). Where no worker can be had, the page renders.
+//
+// Thread: the page's main thread.
+
+import { FrameRenderer, peekFrameId, RenderResult } from './FrameDecoder';
+import type { FromFrameWorker, ToFrameWorker } from './frameProtocol';
+
+// The frame worker's bundled source, injected by scripts/build.mjs (absent in node tests).
+declare const __GC_FRAME_WORKER__: string | undefined;
+
+export interface FramePresenterEvents {
+  /** The frame was presented whole: acknowledge it. */
+  ack(frame: number): void;
+  /**
+   * The packet could not be parsed, decoded or drawn (`frame` undefined when its header is
+   * unreadable): nothing of it was drawn, and the picture may now be stale.
+   */
+  dropped(frame: number | undefined, message: string): void;
+  resized(width: number, height: number): void;
+}
+
+export type PresenterMode = 'starting' | 'worker' | 'page';
+
+export class FramePresenter {
+  private modeNow: PresenterMode = 'page';
+  private worker: Worker | undefined;
+  private renderer: FrameRenderer | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private pending: ArrayBuffer[] = []; // while the worker starts (at most the unacked window)
+  private size = { width: 0, height: 0 };
+  private stopped = false;
+
+  constructor(
+    private readonly canvas: HTMLCanvasElement,
+    private readonly events: FramePresenterEvents,
+  ) {
+    this.worker = this.startWorker();
+    if (this.worker) {
+      this.setMode('starting');
+    } else {
+      this.setMode('page');
+      this.renderer = new FrameRenderer(canvas);
+    }
+  }
+
+  get mode(): PresenterMode {
+    return this.modeNow;
+  }
+
+  private setMode(mode: PresenterMode): void {
+    this.modeNow = mode;
+    this.canvas.dataset['presenter'] = mode; // where frames are rendered, for tests and probes
+  }
+
+  enqueue(buffer: ArrayBuffer): void {
+    if (this.stopped) {
+      return;
+    }
+    if (this.modeNow === 'starting') {
+      this.pending.push(buffer);
+    } else if (this.modeNow === 'worker') {
+      this.post({ type: 'frame', buffer }, [buffer]);
+    } else {
+      const renderer = this.renderer;
+      this.chain = this.chain
+        .then(async () => this.onResult(await renderer?.render(buffer)))
+        .catch((err: unknown) => this.events.dropped(peekFrameId(buffer), String(err)));
+    }
+  }
+
+  /** No frame is drawn after this; the picture shown stays as it is. */
+  stop(): void {
+    this.stopped = true;
+    this.pending = [];
+    this.renderer?.stop();
+    if (this.worker) {
+      this.post({ type: 'stop' });
+      this.worker = undefined;
+    }
+  }
+
+  private startWorker(): Worker | undefined {
+    if (typeof __GC_FRAME_WORKER__ !== 'string' || typeof Worker !== 'function' || typeof this.canvas.transferControlToOffscreen !== 'function') {
+      return undefined;
+    }
+    let worker: Worker;
+    const url = URL.createObjectURL(new Blob([__GC_FRAME_WORKER__], { type: 'text/javascript' }));
+    try {
+      worker = new Worker(url);
+    } catch {
+      return undefined; // e.g. a CSP without worker-src blob:
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+    // The canvas is handed over only once the worker runs: until then the page can still
+    // render itself if the worker never starts.
+    worker.addEventListener('error', (e) => {
+      e.preventDefault();
+      this.onWorkerFailed();
+    });
+    worker.addEventListener('message', (e: MessageEvent<FromFrameWorker>) => this.onWorkerMessage(e.data));
+    return worker;
+  }
+
+  private onWorkerMessage(message: FromFrameWorker): void {
+    if (message.type === 'ready') {
+      if (this.modeNow !== 'starting' || !this.worker) {
+        return;
+      }
+      const offscreen = this.canvas.transferControlToOffscreen();
+      this.post({ type: 'canvas', canvas: offscreen }, [offscreen]);
+      this.setMode('worker');
+      const queued = this.pending;
+      this.pending = [];
+      queued.forEach((b) => this.enqueue(b));
+    } else if (message.type === 'presented') {
+      this.onResult({ kind: 'presented', frame: message.frame, width: message.width, height: message.height });
+    } else {
+      this.onResult({ kind: 'dropped', frame: message.frame, message: message.message });
+    }
+  }
+
+  private onWorkerFailed(): void {
+    if (this.modeNow === 'starting') {
+      // It never ran: the canvas is still ours, render in the page.
+      this.worker?.terminate();
+      this.worker = undefined;
+      this.setMode('page');
+      this.renderer = new FrameRenderer(this.canvas);
+      const queued = this.pending;
+      this.pending = [];
+      queued.forEach((b) => this.enqueue(b));
+    } else if (!this.stopped) {
+      this.events.dropped(undefined, 'the frame worker failed');
+    }
+  }
+
+  private onResult(result: RenderResult | undefined): void {
+    if (!result || this.stopped) {
+      return;
+    }
+    if (result.kind === 'dropped') {
+      this.events.dropped(result.frame, result.message);
+      return;
+    }
+    if (result.width !== this.size.width || result.height !== this.size.height) {
+      this.size = { width: result.width, height: result.height };
+      this.events.resized(result.width, result.height);
+    }
+    this.events.ack(result.frame);
+  }
+
+  private post(message: ToFrameWorker, transfer: Transferable[] = []): void {
+    this.worker?.postMessage(message, transfer);
+  }
+}
