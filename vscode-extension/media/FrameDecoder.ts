@@ -90,17 +90,21 @@ export type RenderResult =
 export type DecodePath = 'image-decoder' | 'blob';
 
 /**
- * Decodes with WebCodecs' ImageDecoder straight from the packet's bytes where the browser
- * has it (no Blob per rectangle, so no round trip of the bytes through the browser
- * process), else with createImageBitmap on a Blob. Memory stays bounded: each decoder is
- * closed as soon as its image is out, and each image as soon as it is drawn.
+ * Rectangles up to this many pixels are decoded by WebCodecs' ImageDecoder straight from the
+ * packet's bytes: no Blob, so no round trip of the bytes through the browser process (typing:
+ * 3 glyph rects a frame). Larger ones go through createImageBitmap on a Blob: with
+ * ImageDecoder for every rect, 1080p motion took the renderer to ≈ 700 MiB RSS although
+ * every decoder and frame is closed at once (≈ 200 MiB this way; docs/performance.md).
  */
-export function pickDecodePath(): DecodePath {
-  return typeof ImageDecoder === 'function' ? 'image-decoder' : 'blob';
+export const IMAGE_DECODER_MAX_PIXELS = 256 * 256;
+
+/** How this browser decodes a rectangle of `pixels` pixels. */
+export function pickDecodePath(pixels: number): DecodePath {
+  return typeof ImageDecoder === 'function' && pixels <= IMAGE_DECODER_MAX_PIXELS ? 'image-decoder' : 'blob';
 }
 
-async function decodeRect(rect: FrameRect, path: DecodePath): Promise<Decoded> {
-  if (path === 'image-decoder') {
+async function decodeRect(rect: FrameRect): Promise<Decoded> {
+  if (pickDecodePath(rect.w * rect.h) === 'image-decoder') {
     const decoder = new ImageDecoder({ data: rect.data, type: MIME[rect.encoding], preferAnimation: false });
     try {
       const { image } = await decoder.decode({ frameIndex: 0 });
@@ -123,10 +127,7 @@ export interface RenderTarget {
 export class FrameRenderer {
   private stopped = false;
 
-  constructor(
-    private readonly target: RenderTarget,
-    private readonly path: DecodePath = pickDecodePath(),
-  ) {}
+  constructor(private readonly target: RenderTarget) {}
 
   stop(): void {
     this.stopped = true;
@@ -142,7 +143,7 @@ export class FrameRenderer {
     } catch (err) {
       return { kind: 'dropped', frame: peekFrameId(buffer), message: err instanceof Error ? err.message : String(err) };
     }
-    const settled = await Promise.allSettled(parsed.rects.map((r) => decodeRect(r, this.path)));
+    const settled = await Promise.allSettled(parsed.rects.map((r) => decodeRect(r)));
     const images = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     try {
