@@ -81,7 +81,7 @@ export function peekFrameId(buffer: ArrayBuffer): number | undefined {
 const MIME: Record<RectEncoding, string> = { [RectEncoding.Png]: 'image/png', [RectEncoding.Jpeg]: 'image/jpeg' };
 
 /** A decoded rectangle: an ImageBitmap or a WebCodecs VideoFrame; closed once drawn. */
-type Decoded = CanvasImageSource & { close(): void };
+export type Decoded = CanvasImageSource & { close(): void };
 
 export type RenderResult =
   | { kind: 'presented'; frame: number; width: number; height: number }
@@ -116,6 +116,36 @@ async function decodeRect(rect: FrameRect): Promise<Decoded> {
   return createImageBitmap(new Blob([rect.data as Uint8Array<ArrayBuffer>], { type: MIME[rect.encoding] }));
 }
 
+/** A frame whose every rectangle is decoded: ready to be drawn in one block. */
+export interface DecodedFrame {
+  frame: number;
+  width: number;
+  height: number;
+  rects: Array<{ x: number; y: number; w: number; h: number }>;
+  images: Decoded[];
+}
+
+export type DecodeResult = { kind: 'decoded'; decoded: DecodedFrame } | { kind: 'dropped'; frame: number | undefined; message: string };
+
+/** Parses a packet and decodes all its rectangles; on any failure nothing is kept. */
+export async function decodeFrame(buffer: ArrayBuffer): Promise<DecodeResult> {
+  let parsed: ParsedFrame;
+  try {
+    parsed = parseFrame(buffer);
+  } catch (err) {
+    return { kind: 'dropped', frame: peekFrameId(buffer), message: err instanceof Error ? err.message : String(err) };
+  }
+  const settled = await Promise.allSettled(parsed.rects.map((r) => decodeRect(r)));
+  const images = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    images.forEach((image) => image.close());
+    return { kind: 'dropped', frame: parsed.frame, message: `cannot decode (${String(failed.reason)})` };
+  }
+  const rects = parsed.rects.map(({ x, y, w, h }) => ({ x, y, w, h }));
+  return { kind: 'decoded', decoded: { frame: parsed.frame, width: parsed.width, height: parsed.height, rects, images } };
+}
+
 /** A canvas the renderer can size and draw on: the page's own, or an OffscreenCanvas. */
 export interface RenderTarget {
   width: number;
@@ -123,7 +153,36 @@ export interface RenderTarget {
   getContext(id: '2d'): CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null;
 }
 
-/** Renders GCF1 packets onto one canvas, strictly one after another. */
+/**
+ * Draws a decoded frame in one synchronous block (nothing is rendered between the first draw
+ * and the last) and closes its images.
+ */
+export function drawFrame(target: RenderTarget, decoded: DecodedFrame): RenderResult {
+  try {
+    if (target.width !== decoded.width || target.height !== decoded.height) {
+      // Resizing clears the canvas; the console sends a whole frame after a size change.
+      target.width = decoded.width;
+      target.height = decoded.height;
+    }
+    const ctx = target.getContext('2d');
+    if (!ctx) {
+      throw new Error('no 2d context');
+    }
+    decoded.rects.forEach((r, i) => {
+      const image = decoded.images[i];
+      if (image) {
+        ctx.drawImage(image, r.x, r.y, r.w, r.h);
+      }
+    });
+    return { kind: 'presented', frame: decoded.frame, width: decoded.width, height: decoded.height };
+  } catch (err) {
+    return { kind: 'dropped', frame: decoded.frame, message: err instanceof Error ? err.message : String(err) };
+  } finally {
+    decoded.images.forEach((image) => image.close());
+  }
+}
+
+/** Renders GCF1 packets onto one canvas (decode, then draw), strictly one after another. */
 export class FrameRenderer {
   private stopped = false;
 
@@ -137,47 +196,14 @@ export class FrameRenderer {
     if (this.stopped) {
       return undefined;
     }
-    let parsed: ParsedFrame;
-    try {
-      parsed = parseFrame(buffer);
-    } catch (err) {
-      return { kind: 'dropped', frame: peekFrameId(buffer), message: err instanceof Error ? err.message : String(err) };
+    const result = await decodeFrame(buffer);
+    if (result.kind === 'dropped') {
+      return result;
     }
-    const settled = await Promise.allSettled(parsed.rects.map((r) => decodeRect(r)));
-    const images = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    try {
-      if (failed) {
-        return { kind: 'dropped', frame: parsed.frame, message: `cannot decode (${String(failed.reason)})` };
-      }
-      if (this.stopped) {
-        return undefined;
-      }
-      this.draw(parsed, images);
-      return { kind: 'presented', frame: parsed.frame, width: parsed.width, height: parsed.height };
-    } catch (err) {
-      return { kind: 'dropped', frame: parsed.frame, message: err instanceof Error ? err.message : String(err) };
-    } finally {
-      images.forEach((image) => image.close());
+    if (this.stopped) {
+      result.decoded.images.forEach((image) => image.close());
+      return undefined;
     }
-  }
-
-  /** One synchronous block: nothing is rendered between the first draw and the last. */
-  private draw(parsed: ParsedFrame, images: Decoded[]): void {
-    if (this.target.width !== parsed.width || this.target.height !== parsed.height) {
-      // Resizing clears the canvas; the console sends a whole frame after a size change.
-      this.target.width = parsed.width;
-      this.target.height = parsed.height;
-    }
-    const ctx = this.target.getContext('2d');
-    if (!ctx) {
-      throw new Error('no 2d context');
-    }
-    parsed.rects.forEach((r, i) => {
-      const image = images[i];
-      if (image) {
-        ctx.drawImage(image, r.x, r.y, r.w, r.h);
-      }
-    });
+    return drawFrame(this.target, result.decoded);
   }
 }

@@ -1,14 +1,19 @@
 // Presents the console's frame updates on the panel canvas. Where the browser allows it
-// (VS Code's webviews and Chromium do), the canvas is transferred to a worker that decodes
-// and draws (frameWorker.ts), so the page's main thread only forwards packets and handles
-// input. The worker comes from a blob: URL holding the worker bundle that build.mjs embeds
-// in main.js: a webview's resources are served from another origin than its document
+// (VS Code's webviews and Chromium do), a worker decodes every rectangle (frameWorker.ts)
+// and hands the decoded images back (transferred, not copied); the page then draws all of a
+// frame's rectangles in one synchronous block. The page's main thread only forwards packets,
+// draws and handles input. The worker could also draw, on the canvas transferred to it as an
+// OffscreenCanvas (role 'draws'), but its frames then reach the page's compositor a
+// compositor round trip later: typing update latency 29.7 ms instead of 3.2 (docs/performance.md).
+//
+// The worker comes from a blob: URL holding the worker bundle that build.mjs embeds in
+// main.js: a webview's resources are served from another origin than its document
 // (vscode-webview:// vs https://*.vscode-cdn.net), and a worker script must be same-origin.
-// CSP: `worker-src blob:` (panelHtml.ts). Where no worker can be had, the page renders.
+// CSP: `worker-src blob:` (panelHtml.ts). Where no worker can be had, the page decodes too.
 //
 // Thread: the page's main thread.
 
-import { FrameRenderer, peekFrameId, RenderResult } from './FrameDecoder';
+import { drawFrame, FrameRenderer, peekFrameId, RenderResult } from './FrameDecoder';
 import type { FromFrameWorker, ToFrameWorker } from './frameProtocol';
 
 // The frame worker's bundled source, injected by scripts/build.mjs (absent in node tests).
@@ -25,7 +30,15 @@ export interface FramePresenterEvents {
   resized(width: number, height: number): void;
 }
 
-export type PresenterMode = 'starting' | 'worker' | 'page';
+/**
+ * Where frames are decoded and drawn: `worker` decodes and draws in the frame worker (the
+ * canvas is transferred), `split` decodes in the worker and draws in the page, `page` does
+ * both in the page (no worker could be started).
+ */
+export type PresenterMode = 'starting' | 'worker' | 'split' | 'page';
+
+/** What the presenter asks for when a worker starts (docs/performance.md: measured both). */
+export type WorkerRole = 'draws' | 'decodes';
 
 export class FramePresenter {
   private modeNow: PresenterMode = 'page';
@@ -39,6 +52,7 @@ export class FramePresenter {
   constructor(
     private readonly canvas: HTMLCanvasElement,
     private readonly events: FramePresenterEvents,
+    private readonly role: WorkerRole = 'decodes',
   ) {
     this.worker = this.startWorker();
     if (this.worker) {
@@ -66,6 +80,8 @@ export class FramePresenter {
       this.pending.push(buffer);
     } else if (this.modeNow === 'worker') {
       this.post({ type: 'frame', buffer }, [buffer]);
+    } else if (this.modeNow === 'split') {
+      this.post({ type: 'decode', buffer }, [buffer]);
     } else {
       const renderer = this.renderer;
       this.chain = this.chain
@@ -86,7 +102,7 @@ export class FramePresenter {
   }
 
   private startWorker(): Worker | undefined {
-    if (typeof __GC_FRAME_WORKER__ !== 'string' || typeof Worker !== 'function' || typeof this.canvas.transferControlToOffscreen !== 'function') {
+    if (typeof __GC_FRAME_WORKER__ !== 'string' || typeof Worker !== 'function' || (this.role === 'draws' && typeof this.canvas.transferControlToOffscreen !== 'function')) {
       return undefined;
     }
     let worker: Worker;
@@ -113,12 +129,23 @@ export class FramePresenter {
       if (this.modeNow !== 'starting' || !this.worker) {
         return;
       }
-      const offscreen = this.canvas.transferControlToOffscreen();
-      this.post({ type: 'canvas', canvas: offscreen }, [offscreen]);
-      this.setMode('worker');
+      if (this.role === 'draws') {
+        const offscreen = this.canvas.transferControlToOffscreen();
+        this.post({ type: 'canvas', canvas: offscreen }, [offscreen]);
+        this.setMode('worker');
+      } else {
+        this.setMode('split');
+      }
       const queued = this.pending;
       this.pending = [];
       queued.forEach((b) => this.enqueue(b));
+    } else if (message.type === 'decoded') {
+      if (this.stopped) {
+        message.images.forEach((image) => image.close());
+        return;
+      }
+      // Drawn at once, in this task: the page only ever shows whole frames.
+      this.onResult(drawFrame(this.canvas, message));
     } else if (message.type === 'presented') {
       this.onResult({ kind: 'presented', frame: message.frame, width: message.width, height: message.height });
     } else {

@@ -300,7 +300,7 @@ async function webviewSuite(rig, { P, row, notes, log, QUICK, SOAK, rows }) {
   if (!mods) return;
   const g = await rig.guest({ width: 1920, height: 1080 });
   const w = await openWebview(rig, g, mods);
-  notes.push(`webview: frames rendered in the ${w.presenter === 'worker' ? 'frame worker (OffscreenCanvas)' : 'page'}; clock mapping ±${w.clock.errMs.toFixed(2)} ms`);
+  notes.push(`webview: presenter mode ${w.presenter} (split: worker decodes, page draws; worker: worker decodes and draws; page: no worker); clock mapping ±${w.clock.errMs.toFixed(2)} ms`);
   if (!w.browserPid) throw new Error('chromium browser process not found');
   for (const wl of WORKLOADS) {
     g.send({ cmd: 'workload', mode: wl });
