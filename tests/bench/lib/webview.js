@@ -57,6 +57,22 @@ function findBrowser(marker) {
   return null;
 }
 
+// utime+stime per thread name of one process, in seconds (/proc/PID/task/TID/stat).
+function threadCpu(pid) {
+  const out = new Map();
+  let tids = [];
+  try { tids = fs.readdirSync(`/proc/${pid}/task`); } catch { return out; }
+  for (const tid of tids) {
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/[0-9]+$/, '');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) || 0) + (Number(f[11]) + Number(f[12])) / 100);
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
 // CPU of a whole process tree over a window (processes born in it count from zero), and the
 // RSS of the panel page's renderer: of the renderer processes, the one that used the most CPU
 // since it started (the others are the spare renderer and headless' own UI). Zygote-forked
@@ -68,6 +84,7 @@ class TreeMeter {
     this.t0 = nowNs();
     this.cpu0 = new Map(tree(root).map((p) => [p, cpuSeconds(p) || 0]));
     this.rss = new Map(); // renderer pid -> [{t_ms, rss}]
+    this.threads0 = new Map(tree(root).filter(isRenderer).map((p) => [p, threadCpu(p)]));
     this.pss = [];
     const sample = () => {
       const t_ms = Number(nowNs() - this.t0) / 1e6;
@@ -101,8 +118,17 @@ class TreeMeter {
       if (this.rss.has(p) && c > pageTotal) { page = p; pageTotal = c; pageCpu = d; }
     }
     const samples = page ? this.rss.get(page) : [];
+    // The page renderer's threads (main, worker, compositor, decoders, …) in s/s.
+    const threads = {};
+    if (page) {
+      const before = this.threads0.get(page) || new Map();
+      for (const [name, c] of threadCpu(page)) {
+        const d = (c - (before.get(name) || 0)) / seconds;
+        if (d >= 0.002) threads[name] = Number(d.toFixed(3));
+      }
+    }
     return {
-      seconds, cpu, cpuPerSecond: cpu / seconds, byType, samples, rendererPid: page, rendererCpuPerSecond: pageCpu / seconds,
+      seconds, cpu, cpuPerSecond: cpu / seconds, byType, threads, samples, rendererPid: page, rendererCpuPerSecond: pageCpu / seconds,
       rendererMax: samples.length ? Math.max(...samples.map((x) => x.rss)) : NaN,
       pssMax: Math.max(...this.pss),
     };
@@ -314,11 +340,11 @@ async function webviewSuite(rig, { P, row, notes, log, QUICK, SOAK, rows }) {
     const r = m.stop(), rc = mc.stop();
     const painted = (a1 - a0) / r.seconds;
     const produced = (gs.workload_frames - gs0.workload_frames) / ((gs.t_ns - gs0.t_ns) / 1e9);
-    log(`webview ${wl}: painted ${painted.toFixed(1)} fps of ${produced.toFixed(1)}, chromium ${r.cpuPerSecond.toFixed(2)} s/s (${Object.entries(r.byType).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}), renderer ${r.rendererMax.toFixed(0)} MiB`);
+    log(`webview ${wl}: painted ${painted.toFixed(1)} fps of ${produced.toFixed(1)}, chromium ${r.cpuPerSecond.toFixed(2)} s/s (${Object.entries(r.byType).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}), renderer ${r.rendererMax.toFixed(0)} MiB, threads ${JSON.stringify(r.threads)}`);
     row('webview: frames/s produced by the server (test guest, marked frames)', wl, 'fps', produced);
     row('webview: frames/s painted by the panel (frame_ack)', wl, 'fps', painted);
     if (produced > 0) row('webview: painted / produced frames', wl, '%', (100 * painted) / produced);
-    row('webview: Chromium CPU (all processes)', wl, 's/s', r.cpuPerSecond, { by_process_type: r.byType, page_renderer: r.rendererCpuPerSecond });
+    row('webview: Chromium CPU (all processes)', wl, 's/s', r.cpuPerSecond, { by_process_type: r.byType, page_renderer: r.rendererCpuPerSecond, renderer_threads: r.threads });
     // Beside the C++ client's figure for the same workload (the `guest` part, when it ran).
     const cpp = rows.find((x) => x.metric === 'panel client CPU per painted frame' && x.workload === wl);
     if (painted > 0) row('webview: Chromium CPU per painted frame', wl, 'ms', (1000 * r.cpuPerSecond) / painted, { cpp_ms: cpp ? cpp.median : null });
