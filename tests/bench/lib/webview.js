@@ -195,7 +195,7 @@ function prepare(notes) {
   };
 }
 
-async function openWebview(rig, g, mods) {
+async function openWebview(rig, g, mods, login = {}) {
   const { chromium, harness, html } = mods;
   let pageHtml = '';
   // Variants for before/after figures: GC_BENCH_MEDIA serves another build of media/ (e.g.
@@ -203,7 +203,7 @@ async function openWebview(rig, g, mods) {
   // presenter renders in the page.
   const site = await harness.servePanelSite(process.env.GC_BENCH_MEDIA || path.join(EXT, 'dist/media'), () => pageHtml);
   const origin = `http://127.0.0.1:${site.port}`;
-  const s = await rig.open(g, { panel: false, allowOrigin: origin });
+  const s = await rig.open(g, { ...login, panel: false, allowOrigin: origin });
   pageHtml = html.renderPanelHtml({
     cspSource: origin,
     nonce: require('crypto').randomBytes(18).toString('base64'),
@@ -374,4 +374,4 @@ async function webviewSuite(rig, { P, row, notes, log, QUICK, SOAK, rows }) {
   g.send({ cmd: 'quit' });
 }
 
-module.exports = { webviewSuite };
+module.exports = { webviewSuite, prepare, openWebview, TreeMeter };
