@@ -154,16 +154,25 @@ export class FramePresenter {
   }
 
   private onWorkerFailed(): void {
-    if (this.modeNow === 'starting') {
-      // It never ran: the canvas is still ours, render in the page.
-      this.worker?.terminate();
-      this.worker = undefined;
-      this.setMode('page');
-      this.renderer = new FrameRenderer(this.canvas);
-      const queued = this.pending;
-      this.pending = [];
-      queued.forEach((b) => this.enqueue(b));
-    } else if (!this.stopped) {
+    if (this.stopped || this.modeNow === 'page') {
+      return;
+    }
+    const started = this.modeNow !== 'starting';
+    if (this.modeNow === 'worker') {
+      // The canvas belongs to the dead worker: nothing more can be shown.
+      this.events.dropped(undefined, 'the frame worker failed');
+      return;
+    }
+    // The canvas is still ours: render in the page from now on.
+    this.worker?.terminate();
+    this.worker = undefined;
+    this.setMode('page');
+    this.renderer = new FrameRenderer(this.canvas);
+    const queued = this.pending;
+    this.pending = [];
+    queued.forEach((b) => this.enqueue(b));
+    if (started) {
+      // Frames it held are lost: ask for the whole desktop (their acks are forgotten too).
       this.events.dropped(undefined, 'the frame worker failed');
     }
   }

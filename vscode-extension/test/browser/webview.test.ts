@@ -248,6 +248,23 @@ describe('webview in chromium against a stub console', () => {
     assert.deepEqual((await canvasPixels(page, [[4, 4]])).values, [[...(QUADRANTS[0]?.rgb ?? []), 255]]);
   });
 
+  it('keepsPresentingInThePageWhenTheFrameWorkerFails', async () => {
+    const [worker] = page.workers();
+    assert.ok(worker, 'no frame worker');
+    const start = stub.texts().length;
+    // An uncaught error in the worker: the page takes over drawing and asks for the whole screen.
+    await worker.evaluate(() => {
+      setTimeout(() => {
+        throw new Error('frame worker broken by the test');
+      });
+    });
+    await page.waitForFunction(() => document.getElementById('screen')?.dataset['presenter'] === 'page', null, { timeout: 5000 });
+    await waitFor(() => stub.texts().slice(start).some((m) => m['type'] === 'frame_refresh' && m['frame'] === 0), 5000, 'frame_refresh after the worker failed');
+    await stub.acked(stub.sendFrame());
+    const points = QUADRANTS.map((q) => [q.x + 40, q.y + 30] as const);
+    assert.deepEqual((await canvasPixels(page, points)).values, QUADRANTS.map((q) => [...q.rgb, 255]));
+  });
+
   it('sendsPointerAndKeyMessagesInDesktopCoordinatesWithIncreasingSeq', async () => {
     const start = stub.texts().length;
     const box = await page.locator('#screen').boundingBox();
@@ -399,6 +416,6 @@ describe('webview in chromium against a stub console', () => {
     const posted = await page.evaluate(() => (window as unknown as { __posted: Array<{ type: string; phase?: string }> }).__posted);
     assert.ok(posted.some((m) => m.type === 'status' && m.phase === 'CLOSED'));
     assert.ok(!JSON.stringify(posted).includes(CAPABILITY), 'capability posted back to the host');
-    assert.deepEqual(consoleErrors.filter((e) => !/Content Security Policy|ERR_|Failed to fetch|WebSocket/.test(e)), []);
+    assert.deepEqual(consoleErrors.filter((e) => !/Content Security Policy|ERR_|Failed to fetch|WebSocket|broken by the test/.test(e)), []);
   });
 });
