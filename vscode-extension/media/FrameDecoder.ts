@@ -1,5 +1,5 @@
-// Binary frame updates: parsing (pure, unit-tested in node) and rendering (browser: the
-// frame worker, or the page itself where a worker cannot be had).
+// Binary frame updates: parsing (pure, unit-tested in node), decoding (browser: in the frame
+// worker, or in the page where no worker can be had) and drawing.
 //
 // Atomic without a back buffer: every rectangle of a frame is decoded first; only then are
 // all of them drawn onto the visible canvas in ONE synchronous block. The browser renders
