@@ -160,13 +160,14 @@ Outcome<Message> parse(const QByteArray& text) {
     return parseKey(o);
   if (type == QLatin1String("pointer"))
     return parsePointer(o);
-  if (type == QLatin1String("frame_ack")) {
+  if (type == QLatin1String("frame_ack") || type == QLatin1String("frame_refresh")) {
     if (auto bad = checkKeys(o, {QStringLiteral("frame")}))
       return *bad;
     const auto frame = integer(o.value(QStringLiteral("frame")), 0, 0xFFFFFFFFLL);
     if (!frame)
-      return malformed(QStringLiteral("frame_ack: frame must be an unsigned 32-bit integer"));
-    return Message(FrameAck{quint32(*frame)});
+      return malformed(QStringLiteral("%1: frame must be an unsigned 32-bit integer").arg(type));
+    return type == QLatin1String("frame_ack") ? Message(FrameAck{quint32(*frame)})
+                                              : Message(FrameRefresh{quint32(*frame)});
   }
   if (type == QLatin1String("lock") || type == QLatin1String("close")) {
     if (auto bad = checkKeys(o, {}))

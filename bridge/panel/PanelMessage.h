@@ -45,10 +45,15 @@ struct Pointer {
 struct FrameAck {
   quint32 frame = 0;
 };
+// The panel could not paint frame `frame` (0: its header was unreadable); its picture no
+// longer matches what the console sent, so it asks for the whole desktop again.
+struct FrameRefresh {
+  quint32 frame = 0;
+};
 struct Lock {};
 struct Close {};
 
-using Message = std::variant<Hello, Key, Pointer, FrameAck, Lock, Close>;
+using Message = std::variant<Hello, Key, Pointer, FrameAck, FrameRefresh, Lock, Close>;
 
 // Types the console knows and refuses on purpose (ROUTE_FORBIDDEN), so a panel that tries
 // them is told so and the attempt is counted as such, not as "unknown".

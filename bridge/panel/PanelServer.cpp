@@ -228,6 +228,8 @@ void PanelServer::onText(const QString& text) {
           emit pointerReceived(m);
         else if constexpr (std::is_same_v<T, panel::FrameAck>)
           emit frameAcked(m.frame);
+        else if constexpr (std::is_same_v<T, panel::FrameRefresh>)
+          emit frameRefreshRequested(m.frame);
         else if constexpr (std::is_same_v<T, panel::Lock>)
           emit lockRequested();
         else if constexpr (std::is_same_v<T, panel::Close>)

@@ -66,6 +66,8 @@ signals:
   void keyReceived(const gc::panel::Key& key);
   void pointerReceived(const gc::panel::Pointer& pointer);
   void frameAcked(quint32 frame);
+  // The panel could not paint `frame` (0: unreadable) and needs the whole desktop again.
+  void frameRefreshRequested(quint32 frame);
   void lockRequested();
   void closeRequested();
   // Every refusal, for the evidence counts. Never carries message payloads.

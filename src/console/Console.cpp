@@ -312,6 +312,12 @@ Status Console::open() {
     if (!m_phases.closeIfExpired())
       m_pipeline.acknowledge(frame);
   });
+  connect(m_panel.get(), &PanelServer::frameRefreshRequested, this, [this](quint32) {
+    if (m_phases.closeIfExpired())
+      return;
+    ++m_panelRefreshes;
+    refreshPanel();
+  });
 
   // The MCP relay's socket in the private run dir; the action service answers it.
   m_action = std::make_unique<ActionService>(
@@ -481,6 +487,14 @@ void Console::sendWelcome() {
     return;
   m_panel->sendText(panel::welcome(m_grant.runId, m_grant.taskId, m_grant.vm.name, identity(),
                                    phaseName(m_phases.phase()), m_desktop.width(), m_desktop.height()));
+  refreshPanel();
+}
+
+void Console::refreshPanel() {
+  if (!m_panelReady || !m_connected || !m_panel)
+    return;
+  // Unacked frames are forgotten (the stream cannot stall on them) and the next packet is
+  // the whole desktop.
   m_pipeline.reset();
   if (!m_frame.isNull())
     m_pipeline.submit(m_frame, {m_frame.rect()});
@@ -629,6 +643,9 @@ void Console::finishTeardown(const Failure& reason) {
   if (m_panel) {
     m_panel->closePanel(refusalName(reason.code));
     record(QStringLiteral("panel_refusals"), countsToJson(m_panel->refusals()));
+    if (m_panelRefreshes > 0)
+      record(QStringLiteral("panel_frames"),
+             QJsonObject{{QStringLiteral("refreshes"), qint64(m_panelRefreshes)}});
   }
   m_watcher.reset();
   if (m_mcp) {

@@ -93,6 +93,8 @@ private:
   void onFrame(const QImage& frame, const QList<QRect>& dirty);
   void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
   void sendWelcome();
+  // The whole desktop to the panel again (after welcome, or when it could not paint a frame).
+  void refreshPanel();
   void onPanelKey(quint64 seq, quint16 scancode, bool down);
   void onPanelPointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel);
   void submitInput(const InputEvent& event);
@@ -140,6 +142,7 @@ private:
   bool m_awaitingCredentials = false;
   bool m_connected = false;
   bool m_panelReady = false;
+  quint64 m_panelRefreshes = 0; // frame_refresh requests: the panel could not paint a frame
   bool m_tornDown = false;
   bool m_verdictDone = false;
   int m_exitCode = 0;

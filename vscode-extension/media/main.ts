@@ -11,7 +11,7 @@ import {
   PanelToConsoleMessage,
   WebviewToHostMessage,
 } from '../shared/protocol';
-import { FramePresenter } from './FrameDecoder';
+import { FramePresenter } from './FramePresenter';
 import { InputCapture, InputMessage, KeyboardOwner } from './InputCapture';
 
 interface VsCodeApi {
@@ -66,6 +66,7 @@ class PanelApp {
   private seq = 0;
   private acked = 0;
   private refused = 0;
+  private dropped = 0; // frames that could not be painted
   private desktop = { width: 0, height: 0 };
   private readonly input: InputCapture;
   private readonly presenter: FramePresenter;
@@ -79,8 +80,8 @@ class PanelApp {
     });
     this.presenter = new FramePresenter(this.canvas, {
       ack: (frame) => this.send({ type: 'frame_ack', frame }),
+      dropped: (frame, message) => this.onFrameDropped(frame, message),
       resized: (width, height) => this.setDesktopSize(width, height),
-      error: (message) => this.showBanner(`frame dropped: ${message}`),
     });
     window.addEventListener('message', (e: MessageEvent<HostToWebviewMessage>) => this.onHostMessage(e.data));
     this.lockButton.addEventListener('click', () => this.requestLock());
@@ -300,10 +301,7 @@ class PanelApp {
   private setDesktopSize(width: number, height: number): void {
     if (width > 0 && height > 0 && (width !== this.desktop.width || height !== this.desktop.height)) {
       this.desktop = { width, height };
-      if (this.canvas.width !== width || this.canvas.height !== height) {
-        this.canvas.width = width;
-        this.canvas.height = height;
-      }
+      // The canvas itself is sized by the presenter (it may belong to the frame worker).
       this.fit();
     }
   }
@@ -318,6 +316,33 @@ class PanelApp {
     const scale = Math.min(box.width / width, box.height / height);
     this.canvas.style.width = `${Math.max(1, Math.floor(width * scale))}px`;
     this.canvas.style.height = `${Math.max(1, Math.floor(height * scale))}px`;
+  }
+
+  /**
+   * A packet that cannot be painted is still acknowledged (when its id is readable), so the
+   * console's window of unacked frames never fills up with it, and a refresh is asked for:
+   * the picture may be stale until the whole desktop arrives again.
+   */
+  private onFrameDropped(frame: number | undefined, message: string): void {
+    if (this.phase === 'CLOSED') {
+      return;
+    }
+    this.dropped += 1;
+    if (frame !== undefined) {
+      this.send({ type: 'frame_ack', frame });
+    }
+    this.send({ type: 'frame_refresh', frame: frame ?? 0 });
+    let counter = document.getElementById('dropped');
+    if (!counter) {
+      // Shown only once a frame was dropped: the common case keeps the header unchanged.
+      const counters = byId('counters');
+      counters.append(' · dropped ');
+      counter = document.createElement('span');
+      counter.id = 'dropped';
+      counters.append(counter);
+    }
+    counter.textContent = String(this.dropped);
+    this.showBanner(`Frame ${frame ?? '?'} could not be shown (${message}); the whole screen was requested again.`);
   }
 
   private updateCounters(): void {

@@ -86,13 +86,25 @@ export interface FrameAckMessage {
   type: 'frame_ack';
   frame: number;
 }
+/** The panel could not paint `frame` (0: header unreadable): send the whole desktop again. */
+export interface FrameRefreshMessage {
+  type: 'frame_refresh';
+  frame: number;
+}
 export interface LockMessage {
   type: 'lock';
 }
 export interface CloseMessage {
   type: 'close';
 }
-export type PanelToConsoleMessage = HelloMessage | KeyMessage | PointerMessage | FrameAckMessage | LockMessage | CloseMessage;
+export type PanelToConsoleMessage =
+  | HelloMessage
+  | KeyMessage
+  | PointerMessage
+  | FrameAckMessage
+  | FrameRefreshMessage
+  | LockMessage
+  | CloseMessage;
 
 // ---------------------------------------------------------------------------
 // Panel protocol: console -> panel (text JSON)
@@ -158,6 +170,7 @@ export const PANEL_TO_CONSOLE_SCHEMA: SchemaOf<PanelToConsoleMessage> = {
   key: { seq: 'uint', scancode: 'uint', down: 'bool' },
   pointer: { seq: 'uint', x: 'uint', y: 'uint', buttons: 'uint', wheel: 'int' },
   frame_ack: { frame: 'uint' },
+  frame_refresh: { frame: 'uint' },
   lock: {},
   close: {},
 };

@@ -31,6 +31,8 @@ export function buildCsp(cspSource: string, nonce: string, connectSources: reado
     'img-src blob: data:',
     `style-src ${cspSource} 'nonce-${nonce}'`,
     `script-src 'nonce-${nonce}'`,
+    // The frame worker (media/FramePresenter.ts) starts from a blob: URL holding its bundle.
+    'worker-src blob:',
     `connect-src ${[...new Set(connectSources)].join(' ')}`,
   ].join('; ');
 }

@@ -18,18 +18,46 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** The panel canvas' pixels (RGBA, the desktop's own resolution), read in the page. */
+/**
+ * The panel canvas' pixels (RGBA, the desktop's own resolution), read in the page as shown:
+ * the canvas is copied onto a scratch canvas first (it may be a frame worker's placeholder,
+ * which has no context of its own in the page).
+ */
 export async function canvasImage(frame: { evaluate: Page['evaluate'] }): Promise<RgbaImage | undefined> {
   const shot = await frame.evaluate(() => {
     const canvas = document.getElementById('screen') as HTMLCanvasElement | null;
-    const ctx = canvas?.getContext('2d');
-    if (!canvas || !ctx || canvas.width < 80 || canvas.height < 60) return undefined;
+    if (!canvas || canvas.width < 80 || canvas.height < 60) return undefined;
+    const scratch = document.createElement('canvas');
+    scratch.width = canvas.width;
+    scratch.height = canvas.height;
+    const ctx = scratch.getContext('2d');
+    if (!ctx) return undefined;
+    ctx.drawImage(canvas, 0, 0);
     const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
     let bin = '';
     for (let i = 0; i < data.length; i += 0x8000) bin += String.fromCharCode(...data.subarray(i, i + 0x8000));
     return { w: canvas.width, h: canvas.height, b64: btoa(bin) };
   });
   return shot && new RgbaImage(shot.w, shot.h, Buffer.from(shot.b64, 'base64'));
+}
+
+/** RGBA of single pixels of the panel canvas as shown (see canvasImage), and its size. */
+export async function canvasPixels(
+  frame: { evaluate: Page['evaluate'] },
+  points: ReadonlyArray<readonly [number, number]>,
+): Promise<{ size: [number, number]; values: number[][] }> {
+  return frame.evaluate((pts) => {
+    const canvas = document.getElementById('screen') as HTMLCanvasElement;
+    const scratch = document.createElement('canvas');
+    scratch.width = scratch.height = 1;
+    const ctx = scratch.getContext('2d', { willReadFrequently: true });
+    const values = pts.map(([x, y]) => {
+      ctx?.clearRect(0, 0, 1, 1);
+      ctx?.drawImage(canvas, -x, -y);
+      return Array.from(ctx?.getImageData(0, 0, 1, 1).data ?? []);
+    });
+    return { size: [canvas.width, canvas.height] as [number, number], values };
+  }, points);
 }
 
 /** The test guest's marker on the panel canvas. */

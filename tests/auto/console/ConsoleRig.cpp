@@ -47,7 +47,13 @@ ConsoleRig::ConsoleRig(GrantSpec s) : spec(std::move(s)) {
     if (Outcome<QImage> next = update->apply(canvas); next.ok())
       canvas = next.value();
     ++framesReceived;
-    panel.sendTextMessage(QStringLiteral("{\"type\":\"frame_ack\",\"frame\":%1}").arg(update->frameId()));
+    QRegion covered;
+    for (const auto& rect : update->rects())
+      covered += rect.area;
+    frameRegions.append(covered);
+    lastFrameId = update->frameId();
+    if (ackFrames)
+      panel.sendTextMessage(QStringLiteral("{\"type\":\"frame_ack\",\"frame\":%1}").arg(update->frameId()));
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include <QImage>
 #include <QJsonObject>
+#include <QRegion>
 #include <QTemporaryDir>
 #include <QWebSocket>
 
@@ -58,6 +59,9 @@ public:
   QWebSocket panel;
   QList<QJsonObject> panelReceived;
   int framesReceived = 0;
+  bool ackFrames = true;       // false: a panel that stopped acknowledging
+  QList<QRegion> frameRegions; // what each received frame update covered
+  quint32 lastFrameId = 0;
   QImage canvas; // the panel's picture, from the binary frame updates
   bool finished = false;
 

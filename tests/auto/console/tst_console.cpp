@@ -13,6 +13,7 @@
 
 #include <QDirIterator>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
@@ -172,6 +173,44 @@ private slots:
                          .value(QStringLiteral("evidence_head"))
                          .toString()
                          .toLatin1());
+  }
+
+  // A panel that could not paint two frames acknowledges neither (the worst case: both
+  // headers unreadable) and asks for a refresh each time: the console forgets its unacked
+  // frames and sends the whole desktop again, so the stream never stalls.
+  void refreshesTheWholeDesktopWhenThePanelCannotPaint() {
+    ConsoleRig rig;
+    QVERIFY(rig.startGuest());
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
+    const QSize desktop(
+        rig.panelMessages(QStringLiteral("welcome")).value(0).value(QStringLiteral("width")).toInt(),
+        rig.panelMessages(QStringLiteral("welcome")).value(0).value(QStringLiteral("height")).toInt());
+    const QRegion whole(QRect(QPoint(0, 0), desktop));
+    rig.ackFrames = false;
+    rig.guest.command("{\"cmd\":\"workload\",\"mode\":\"typing\"}");
+    const int stalledFrom = rig.framesReceived;
+    QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > stalledFrom, 10000); // typing reaches the panel, unacked
+    for (int round = 0; round < 2; ++round) {
+      const int from = rig.framesReceived;
+      rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"frame_refresh\",\"frame\":0}"));
+      QTRY_VERIFY_WITH_TIMEOUT(rig.frameRegions.mid(from).contains(whole), 10000);
+    }
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    // Both requests are in the evidence (as a count: a broken panel cannot flood the log).
+    QFile log(evidenceFile(rig));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    QJsonObject frames;
+    for (const QByteArray& line : log.readAll().split('\n')) {
+      const QJsonObject entry = QJsonDocument::fromJson(line).object();
+      if (entry.value(QStringLiteral("event")).toString() == QLatin1String("panel_frames"))
+        frames = entry;
+    }
+    QCOMPARE(frames.value(QStringLiteral("refreshes")).toInt(), 2);
   }
 
   // Events accepted before the lock reach the guest, in order; those after are refused with

@@ -148,8 +148,9 @@ private slots:
     // Every panel→console type parses (with its fields), nothing else does.
     const QJsonObject in = spec.value(QStringLiteral("panelToConsole")).toObject();
     QCOMPARE(in.keys(),
-             (QStringList{QStringLiteral("close"), QStringLiteral("frame_ack"), QStringLiteral("hello"),
-                          QStringLiteral("key"), QStringLiteral("lock"), QStringLiteral("pointer")}));
+             (QStringList{QStringLiteral("close"), QStringLiteral("frame_ack"),
+                          QStringLiteral("frame_refresh"), QStringLiteral("hello"), QStringLiteral("key"),
+                          QStringLiteral("lock"), QStringLiteral("pointer")}));
     // Every console→panel message the console writes carries a type the spec lists, with its fields.
     const QJsonObject out = spec.value(QStringLiteral("consoleToPanel")).toObject();
     const QList<QByteArray> written{panel::welcome(QStringLiteral("r"), QStringLiteral("t"),
@@ -513,12 +514,15 @@ private slots:
     QSignalSpy keys(rig.server.get(), &PanelServer::keyReceived);
     QSignalSpy pointers(rig.server.get(), &PanelServer::pointerReceived);
     QSignalSpy acks(rig.server.get(), &PanelServer::frameAcked);
+    QSignalSpy refreshes(rig.server.get(), &PanelServer::frameRefreshRequested);
     QSignalSpy locks(rig.server.get(), &PanelServer::lockRequested);
     c->socket.sendTextMessage(
         QStringLiteral("{\"type\":\"key\",\"seq\":1,\"scancode\":57373,\"down\":true}"));
     c->socket.sendTextMessage(
         QStringLiteral("{\"type\":\"pointer\",\"seq\":2,\"x\":10,\"y\":20,\"buttons\":1,\"wheel\":-120}"));
     c->socket.sendTextMessage(QStringLiteral("{\"type\":\"frame_ack\",\"frame\":4}"));
+    c->socket.sendTextMessage(QStringLiteral("{\"type\":\"frame_refresh\",\"frame\":5}"));
+    c->socket.sendTextMessage(QStringLiteral("{\"type\":\"frame_refresh\",\"frame\":-1}"));
     c->socket.sendTextMessage(QStringLiteral("{\"type\":\"lock\"}"));
     QTRY_COMPARE(locks.count(), 1);
     QCOMPARE(keys.count(), 1);
@@ -529,6 +533,9 @@ private slots:
     QCOMPARE(ptr.x, quint16(10));
     QCOMPARE(ptr.wheel, qint16(-120));
     QCOMPARE(acks.at(0).at(0).toUInt(), 4u);
+    QCOMPARE(refreshes.count(), 1); // the negative frame id is malformed, refused and counted
+    QCOMPARE(refreshes.at(0).at(0).toUInt(), 5u);
+    QCOMPARE(rig.server->refusals().value(Refusal::ProtocolMalformed), quint64(1));
   }
 
   void refusesEveryOtherRoute_data() {

@@ -67,9 +67,12 @@ class Rig {
   }
 
   // `guest-console open` logged in, with a decoding panel attached and the first frame painted.
-  async open(target, { user = this.user, password = this.password } = {}) {
+  // `panel: false` leaves the one panel connection to the caller (the webview part), whose
+  // page origin goes in `allowOrigin`; the session then carries `ready` (port, capability).
+  async open(target, { user = this.user, password = this.password, panel: withPanel = true, allowOrigin = null } = {}) {
     const grant = this.grant(target.port, target.cert);
     const args = ['open', '--grant', grant, '--state-dir', this.state, '--runtime-dir', this.runtime, '--issuer-key', this.issuer.pub, '--test-ledger-dir', this.ledger];
+    if (allowOrigin) args.push('--allow-origin', allowOrigin);
     // GC_BENCH_WRAP="perf record -g -o F --" (or heaptrack -o F): profile the console; the
     // figures of such a run measure the wrapper's pid and are not comparable.
     const wrap = (process.env.GC_BENCH_WRAP || '').split(' ').filter(Boolean);
@@ -79,6 +82,7 @@ class Rig {
     await c.waitFor((e) => e.event === 'credentials_required', 20000);
     c.send({ cmd: 'credentials', username: user, password, domain: '' });
     await c.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'closed', 30000);
+    if (!withPanel) return { console: c, panel: null, pid: c.pid, run: ready.run, ready };
     const panel = this.proc(this.bin.panel, ['--port', String(ready.panel.port), '--run', ready.run, '--task', ready.task]);
     panel.send({ capability: ready.panel.capability });
     const welcome = await panel.waitFor((e) => e.event === 'welcome' || e.event === 'error' || e.event === 'disconnected', 10000);
@@ -97,8 +101,10 @@ class Rig {
     s.console.send({ cmd: how });
     const closed = await s.console.waitFor((e) => e.event === 'closed', 15000).catch(() => null);
     const exit = await s.console.waitExit(10000);
-    s.panel.endInput();
-    await s.panel.waitExit(5000);
+    if (s.panel) {
+      s.panel.endInput();
+      await s.panel.waitExit(5000);
+    }
     return { closed, exit };
   }
 

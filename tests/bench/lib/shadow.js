@@ -85,35 +85,61 @@ async function shadowSuite(rig, { P, row, notes, log }) {
   }
   await rig.close(s);
 
+  // --- the console with the webview (headless chromium) on the same stream (issue 17) ----
+  const mods = require('./webview').prepare(notes);
+  if (mods) {
+    const { openWebview, TreeMeter } = require('./webview');
+    const w = await openWebview(rig, { port, cert }, mods, { user: USER, password: PASSWORD });
+    for (const wl of ['idle', 'typing', 'scroll', 'motion']) {
+      const load = wl === 'idle' ? null : child(rig, rig.bin.xload, [wl, String(P.shadowWindow + 1)], xenv);
+      await sleep(700);
+      const a0 = await w.acks();
+      const mc = new Meter(w.s.pid), mb = new TreeMeter(w.browserPid);
+      await sleep(P.shadowWindow * 1000);
+      const a1 = await w.acks();
+      const rc = mc.stop(), rb = mb.stop();
+      if (load) await load.done;
+      log(`shadow webview ${wl}: painted ${((a1 - a0) / rb.seconds).toFixed(1)} fps, console ${rc.cpuPerSecond.toFixed(2)} + chromium ${rb.cpuPerSecond.toFixed(2)} s/s`);
+      row('shadow: webview frames/s painted (frame_ack)', wl, 'fps', (a1 - a0) / rb.seconds);
+      row('shadow: console + webview CPU (Chromium, all processes)', wl, 's/s', rc.cpuPerSecond + rb.cpuPerSecond, { console: rc.cpuPerSecond, chromium: rb.cpuPerSecond });
+    }
+    await w.close();
+  }
+
   // --- xfreerdp3 on the same server: the decode ceiling ----------------------------------
   const dClient = freeDisplay(dServer + 1);
   await xvfb(rig, dClient);
   const cenv = { DISPLAY: `:${dClient}`, HOME: home, XDG_CONFIG_HOME: path.join(home, 'client') };
-  // Password on stdin (/from-stdin:force), never in argv; the server's certificate pinned.
-  const xf = child(rig, 'xfreerdp3', [`/v:127.0.0.1:${port}`, `/u:${USER}`, '/from-stdin:force', '/gdi:sw', '/sec:nla',
-    `/cert:fingerprint:sha256:${cert}`, '/size:1920x1080', '/log-level:ERROR', '-clipboard'], cenv);
-  xf.stdin.write(`${PASSWORD}\n`);
-  await sleep(3000); // connect + first full frame; checked below by its CPU and damage counts
-  if (xf.exitCode !== null) { notes.push(`xfreerdp3 exited early (${xf.exitCode}): ${xf.err.slice(-300)}`); return; }
-  for (const w of ['idle', 'typing', 'scroll', 'motion']) {
-    const load = w === 'idle' ? null : child(rig, rig.bin.xload, [w, String(P.shadowWindow + 1)], xenv);
-    await sleep(700);
-    const damage = child(rig, rig.bin.xload, ['damage', String(P.shadowWindow)], { DISPLAY: `:${dClient}` });
-    const m = new Meter(xf.pid), ms = new Meter(shadow.pid);
-    await damage.done;
-    const r = m.stop(), rs = ms.stop();
-    if (load) await load.done;
-    let dps = null;
-    try { const j = JSON.parse(damage.out.trim()); dps = j.events / j.seconds; } catch { notes.push(`damage counter: ${damage.err.slice(-200)}`); }
-    log(`xfreerdp3 ${w}: ${dps === null ? '?' : dps.toFixed(1)} repaints/s, ${r.cpuPerSecond.toFixed(2)} s/s`);
-    row('xfreerdp3 /gdi:sw: X repaint batches/s (XDamage)', w, '1/s', dps);
-    row('xfreerdp3 /gdi:sw: CPU', w, 's/s', r.cpuPerSecond);
-    row('xfreerdp3 /gdi:sw: RSS (max sampled)', w, 'MiB', r.rssMax);
-    row('shadow: freerdp-shadow-cli3 CPU with xfreerdp3 (context)', w, 's/s', rs.cpuPerSecond);
+  // Its default, then with the graphics pipeline (/gfx), as a user would pick.
+  for (const mode of ['/gdi:sw', '/gfx']) {
+    const label = mode === '/gfx' ? 'xfreerdp3 /gfx' : 'xfreerdp3 /gdi:sw';
+    // Password on stdin (/from-stdin:force), never in argv; the server's certificate pinned.
+    const xf = child(rig, 'xfreerdp3', [`/v:127.0.0.1:${port}`, `/u:${USER}`, '/from-stdin:force', '/gdi:sw', ...(mode === '/gfx' ? ['/gfx'] : []), '/sec:nla',
+      `/cert:fingerprint:sha256:${cert}`, '/size:1920x1080', '/log-level:ERROR', '-clipboard'], cenv);
+    xf.stdin.write(`${PASSWORD}\n`);
+    await sleep(3000); // connect + first full frame; checked below by its CPU and damage counts
+    if (xf.exitCode !== null) { notes.push(`${label} exited early (${xf.exitCode}): ${xf.err.slice(-300)}`); continue; }
+    for (const w of ['idle', 'typing', 'scroll', 'motion']) {
+      const load = w === 'idle' ? null : child(rig, rig.bin.xload, [w, String(P.shadowWindow + 1)], xenv);
+      await sleep(700);
+      const damage = child(rig, rig.bin.xload, ['damage', String(P.shadowWindow)], { DISPLAY: `:${dClient}` });
+      const m = new Meter(xf.pid), ms = new Meter(shadow.pid);
+      await damage.done;
+      const r = m.stop(), rs = ms.stop();
+      if (load) await load.done;
+      let dps = null;
+      try { const j = JSON.parse(damage.out.trim()); dps = j.events / j.seconds; } catch { notes.push(`damage counter: ${damage.err.slice(-200)}`); }
+      log(`${label} ${w}: ${dps === null ? '?' : dps.toFixed(1)} repaints/s, ${r.cpuPerSecond.toFixed(2)} s/s`);
+      row(`${label}: X repaint batches/s (XDamage)`, w, '1/s', dps);
+      row(`${label}: CPU`, w, 's/s', r.cpuPerSecond);
+      row(`${label}: RSS (max sampled)`, w, 'MiB', r.rssMax);
+      row(`shadow: freerdp-shadow-cli3 CPU with ${label} (context)`, w, 's/s', rs.cpuPerSecond);
+    }
+    xf.kill('SIGTERM');
+    await xf.done;
   }
   const mem = memory(shadow.pid);
   if (mem) notes.push(`freerdp-shadow-cli3 RSS ${mem.rss.toFixed(0)} MiB (VmHWM ${mem.hwm.toFixed(0)})`);
-  xf.kill('SIGTERM');
   background.kill('SIGTERM');
   shadow.kill('SIGTERM');
 }

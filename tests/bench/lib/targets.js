@@ -17,6 +17,15 @@ const TARGETS = [
   // The server's own rate is the reference (the test guest drops ticks the socket cannot take).
   ['delivered / produced frames', null, '≥ 90 %', (s) => s.median >= 90],
   ['stalled panel: console RSS', null, 'no growth (2nd half max ≤ 1st half max + 2 MiB)', null],
+  // Issue 17: the webview (headless chromium) beside gc-bench-panel.
+  ['webview: painted / produced frames', 'motion', '≥ 95 %', (s) => s.median >= 95],
+  ['webview: Chromium CPU per painted frame', 'typing', '≤ 2 ms and ≤ 2× C++ client', null],
+  ['webview: Chromium CPU per painted frame', null, '≤ 2× C++ client', null],
+  ['webview: update latency', 'typing', 'p50 ≤ 5 ms', (s) => s.median <= 5],
+  ['webview: update latency', 'motion', 'p50 ≤ 25 ms', (s) => s.median <= 25],
+  ['webview: input latency', 'idle', 'p50 ≤ 2 ms', (s) => s.median <= 2],
+  ['webview: input latency', 'motion', 'p50 ≤ 10 ms', (s) => s.median <= 10],
+  ['webview: renderer RSS over', null, 'last window max ≤ first window max + 10 MiB', null],
 ];
 
 function target(metric, workload) {
@@ -31,6 +40,9 @@ function cells(r) {
   let met = r.met === true ? 'yes' : r.met === false ? 'NO' : '';
   if (r.metric.startsWith('stalled panel: console RSS') && r.growth_second_half !== undefined) met = r.growth_second_half <= 2 ? 'yes' : 'NO';
   if (r.metric.startsWith('shadow: frames/s delivered') && r.server_fps) met = r.median >= 0.9 * r.server_fps ? 'yes' : 'NO';
+  if (r.metric.startsWith('webview: renderer RSS over') && r.growth !== undefined) met = r.growth <= 10 ? 'yes' : 'NO';
+  if (r.metric.startsWith('webview: Chromium CPU per painted frame') && r.cpp_ms !== undefined && r.cpp_ms !== null)
+    met = r.median <= 2 * r.cpp_ms && (r.workload !== 'typing' || r.median <= 2) ? 'yes' : 'NO';
   return [r.metric, r.workload, r.unit, fmt(r.median), fmt(r.p99), r.n ? `${fmt(r.min)}–${fmt(r.max)}` : '–', String(r.n), r.target || '', met];
 }
 

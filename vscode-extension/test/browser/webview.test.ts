@@ -12,7 +12,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { renderPanelHtml } from '../../src/panelHtml';
 import type { ConnectInfo, Phase } from '../../shared/protocol';
-import { CHROMIUM_ARGS, openPanelPage, servePanelSite } from '../browser';
+import { canvasPixels, CHROMIUM_ARGS, openPanelPage, servePanelSite } from '../browser';
 import { encodeFrame, solidPng } from '../frames';
 import { PACKAGE_ROOT, waitFor } from '../helpers';
 
@@ -215,22 +215,54 @@ describe('webview in chromium against a stub console', () => {
   });
 
   it('presentsTheFrameWithEveryRectangle', async () => {
-    const pixels = await page.evaluate((points) => {
-      const canvas = document.getElementById('screen') as HTMLCanvasElement;
-      const ctx = canvas.getContext('2d');
-      return {
-        size: [canvas.width, canvas.height],
-        values: points.map(([x, y]) => Array.from(ctx?.getImageData(x, y, 1, 1).data ?? [])),
-      };
-    }, QUADRANTS.map((q) => [q.x + 40, q.y + 30] as [number, number]));
-    assert.deepEqual(pixels.size, [WIDTH, HEIGHT]);
-    assert.deepEqual(
-      pixels.values,
-      QUADRANTS.map((q) => [...q.rgb, 255]),
-    );
+    // The frame is acknowledged once drawn; the canvas shows it a moment later when a frame
+    // worker drew it (its placeholder updates with the next composited frame).
+    const points = QUADRANTS.map((q) => [q.x + 40, q.y + 30] as const);
+    const expected = JSON.stringify({ size: [WIDTH, HEIGHT], values: QUADRANTS.map((q) => [...q.rgb, 255]) });
+    await waitFor(async () => JSON.stringify(await canvasPixels(page, points)) === expected, 5000, 'the four quadrants shown');
+    // Decoded off the page's main thread: the frame worker started under the panel's CSP.
+    assert.match((await page.getAttribute('#screen', 'data-presenter')) ?? '', /^(worker|split)$/);
     const identity = await page.textContent('#identity');
     assert.match(identity ?? '', /win11-bench.*grant a1b2c3d4e5f6.*cert abcdef012345.*server without NLA: credentials checked by the guest/);
     await shot('SETUP');
+  });
+
+  it('acknowledgesPacketsItCannotPaintAndAsksForTheWholeScreen', async () => {
+    const start = stub.texts().length;
+    // Two bad packets, as many as the console may have unacknowledged: a readable header with
+    // bytes that are no PNG, then one whose header is unreadable.
+    const corrupt = stub.nextFrame++;
+    stub.socket?.send(encodeFrame(corrupt, WIDTH, HEIGHT, [{ x: 0, y: 0, w: 16, h: 16, encoding: 1, data: randomBytes(64) }]));
+    stub.socket?.send(Buffer.concat([Buffer.from('GCFX'), randomBytes(40)]));
+    const refreshes = () => stub.texts().slice(start).filter((m) => m['type'] === 'frame_refresh');
+    await waitFor(() => refreshes().length === 2, 5000, 'two frame_refresh messages');
+    assert.deepEqual(refreshes(), [
+      { type: 'frame_refresh', frame: corrupt },
+      { type: 'frame_refresh', frame: 0 },
+    ]);
+    assert.ok(stub.texts().slice(start).some((m) => m['type'] === 'frame_ack' && m['frame'] === corrupt), 'the corrupt frame was not acknowledged');
+    // The console's answer, the whole screen again, is painted and acknowledged: no stall.
+    await stub.acked(stub.sendFrame());
+    assert.equal(await page.textContent('#dropped'), '2');
+    assert.match((await page.textContent('#banner')) ?? '', /could not be shown/);
+    assert.deepEqual((await canvasPixels(page, [[4, 4]])).values, [[...(QUADRANTS[0]?.rgb ?? []), 255]]);
+  });
+
+  it('keepsPresentingInThePageWhenTheFrameWorkerFails', async () => {
+    const [worker] = page.workers();
+    assert.ok(worker, 'no frame worker');
+    const start = stub.texts().length;
+    // An uncaught error in the worker: the page takes over drawing and asks for the whole screen.
+    await worker.evaluate(() => {
+      setTimeout(() => {
+        throw new Error('frame worker broken by the test');
+      });
+    });
+    await page.waitForFunction(() => document.getElementById('screen')?.dataset['presenter'] === 'page', null, { timeout: 5000 });
+    await waitFor(() => stub.texts().slice(start).some((m) => m['type'] === 'frame_refresh' && m['frame'] === 0), 5000, 'frame_refresh after the worker failed');
+    await stub.acked(stub.sendFrame());
+    const points = QUADRANTS.map((q) => [q.x + 40, q.y + 30] as const);
+    assert.deepEqual((await canvasPixels(page, points)).values, QUADRANTS.map((q) => [...q.rgb, 255]));
   });
 
   it('sendsPointerAndKeyMessagesInDesktopCoordinatesWithIncreasingSeq', async () => {
@@ -657,6 +689,6 @@ describe('webview in chromium against a stub console', () => {
     const posted = await page.evaluate(() => (window as unknown as { __posted: Array<{ type: string; phase?: string }> }).__posted);
     assert.ok(posted.some((m) => m.type === 'status' && m.phase === 'CLOSED'));
     assert.ok(!JSON.stringify(posted).includes(CAPABILITY), 'capability posted back to the host');
-    assert.deepEqual(consoleErrors.filter((e) => !/Content Security Policy|ERR_|Failed to fetch|WebSocket/.test(e)), []);
+    assert.deepEqual(consoleErrors.filter((e) => !/Content Security Policy|ERR_|Failed to fetch|WebSocket|broken by the test/.test(e)), []);
   });
 });

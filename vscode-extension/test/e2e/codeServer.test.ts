@@ -96,6 +96,8 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
 
     const found = await waitFor(async () => (await canvasMarker(webview)) ?? false, 20000, 'the identity marker on the canvas');
     assert.equal(hex32(found), hex32(MARKER));
+    // Decoded off the page's main thread: the webview's CSP let the frame worker start.
+    assert.match((await webview.getAttribute('#screen', 'data-presenter')) ?? '', /^(worker|split)$/);
     const identity = (await webview.textContent('#identity')) ?? '';
     assert.ok(identity.includes(grant.vmName) && identity.includes(`grant ${grant.digest.slice(0, 12)}`), identity);
     await shot('SETUP');

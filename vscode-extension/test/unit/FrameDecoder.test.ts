@@ -1,6 +1,6 @@
 import * as assert from 'assert/strict';
 import { describe, it } from 'node:test';
-import { FrameFormatError, parseFrame } from '../../media/FrameDecoder';
+import { FrameFormatError, parseFrame, peekFrameId } from '../../media/FrameDecoder';
 import { encodeFrame } from '../frames';
 
 function ab(buf: Buffer): ArrayBuffer {
@@ -35,4 +35,12 @@ describe('parseFrame', () => {
       assert.throws(() => parseFrame(ab(make())), FrameFormatError);
     });
   }
+
+  it('peeksTheFrameIdOnlyBehindTheMagic', () => {
+    // A bad packet is still acknowledged when its id is readable; garbage never is.
+    assert.equal(peekFrameId(ab(encodeFrame(77, 8, 8, [{ x: 0, y: 0, w: 1, h: 1, encoding: 3, data: Buffer.alloc(1) }]))), 77);
+    assert.equal(peekFrameId(ab(encodeFrame(78, 1, 1, []).subarray(0, 8))), 78);
+    assert.equal(peekFrameId(ab(Buffer.concat([Buffer.from('XXXX'), encodeFrame(79, 1, 1, []).subarray(4)]))), undefined);
+    assert.equal(peekFrameId(ab(encodeFrame(80, 1, 1, []).subarray(0, 7))), undefined);
+  });
 });

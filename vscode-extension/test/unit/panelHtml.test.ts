@@ -9,7 +9,7 @@ describe('panel CSP', () => {
     const csp = buildCsp("'self' https://*.vscode-cdn.net", NONCE, ['ws://127.0.0.1:40123']);
     assert.equal(
       csp,
-      `default-src 'none'; img-src blob: data:; style-src 'self' https://*.vscode-cdn.net 'nonce-${NONCE}'; script-src 'nonce-${NONCE}'; connect-src ws://127.0.0.1:40123`,
+      `default-src 'none'; img-src blob: data:; style-src 'self' https://*.vscode-cdn.net 'nonce-${NONCE}'; script-src 'nonce-${NONCE}'; worker-src blob:; connect-src ws://127.0.0.1:40123`,
     );
     const connect = csp.split('; ').find((d) => d.startsWith('connect-src')) ?? '';
     assert.equal(connect, 'connect-src ws://127.0.0.1:40123');
