@@ -45,6 +45,8 @@
   X(AuthExhausted, "AUTH_EXHAUSTED", "too many failed credential attempts")                                  \
   X(RdpLost, "RDP_LOST", "the RDP connection was lost")                                                      \
   X(RdpRedirectRefused, "RDP_REDIRECT_REFUSED", "the guest tried to redirect the connection")                \
+  X(RdpDesktopMismatch, "RDP_DESKTOP_MISMATCH", "the guest's desktop size differs from the grant's")         \
+  X(RdpChannelRefused, "RDP_CHANNEL_REFUSED", "the guest asked for a channel the console does not open")     \
   X(InputSendFailed, "INPUT_SEND_FAILED", "an input event could not be sent to the guest")                   \
   /* phases, input gate and lock barrier */                                                                  \
   X(IllegalTransition, "ILLEGAL_TRANSITION", "the phase transition is not allowed")                          \
