@@ -19,6 +19,7 @@ class Rig {
       guest: path.join(build, 'tests/fixtures/gc-test-guest'),
       panel: path.join(build, 'tests/bench/gc-bench-panel'),
       xload: path.join(build, 'tests/bench/gc-bench-xload'),
+      probe: path.join(build, 'tests/bench/gc-bench-probe'),
     };
     this.work = fs.mkdtempSync('/tmp/gc-bench-');
     fs.chmodSync(this.work, 0o700);
@@ -46,8 +47,9 @@ class Rig {
     return p;
   }
 
-  async guest({ width = 1920, height = 1080 } = {}) {
-    const g = this.proc(this.bin.guest, ['--port', '0', '--width', String(width), '--height', String(height)]);
+  // `graphics`: gc-test-guest's --graphics (legacy|gfx); omitted = the guest's default.
+  async guest({ width = 1920, height = 1080, graphics = null } = {}) {
+    const g = this.proc(this.bin.guest, ['--port', '0', '--width', String(width), '--height', String(height), ...(graphics ? ['--graphics', graphics] : [])]);
     g.send({ username: this.user, password: this.password, domain: '' });
     const ready = await g.waitFor((e) => e.event === 'ready', 20000);
     return Object.assign(g, { port: ready.port, cert: ready.cert_sha256, width, height });

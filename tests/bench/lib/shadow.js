@@ -10,7 +10,7 @@ const path = require('path');
 const crypto = require('crypto');
 const { spawn } = require('child_process');
 const { sleep } = require('./rig');
-const { Meter, memory } = require('./sys');
+const { Meter, memory, summary } = require('./sys');
 
 // The same throwaway account as tests/auto/shadowinterop (winpr-hash3 -u gcuser -p Sh4dow-pass).
 const USER = 'gcuser';
@@ -40,7 +40,149 @@ async function xvfb(rig, n) {
   return x;
 }
 
-async function shadowSuite(rig, { P, row, notes, log }) {
+// The key → glyph marker gc-bench-xload paints (its centre pixel), the keys and their colours.
+const MARK = { x: 1896, y: 1056 };
+const GREY = 0x808080;
+const KEYS = [{ keysym: 'a', scancode: 0x1e, rgb: 0xff0000 }, { keysym: 's', scancode: 0x1f, rgb: 0x00ff00 }, { keysym: 'd', scancode: 0x20, rgb: 0x0000ff }];
+const WORKLOADS = ['idle', 'typing', 'scroll', 'motion'];
+// xfreerdp3 3.10.3: the lossless GFX request first, its default (GFX with AVC444 when the server
+// has an H.264 encoder) last, so the server log's H.264 lines can only come from the last one.
+const XFREERDP_MODES = [
+  { label: '/gfx:AVC420:off,AVC444:off', args: ['/gfx:AVC420:off,AVC444:off'], lossless: true },
+  { label: '/gfx', args: ['/gfx'] },
+  { label: '(default)', args: [] },
+];
+// What freerdp-shadow-cli3 3.10.3 logs at INFO about the path it serves a client on.
+const SERVER_MARKERS = { gfx_opened: /Gfx Pipeline Opened/g, h264_init: /initializing H\.264 encoder/g, avc_lines: /avc4[24][04]_compress/g };
+let watchId = 500000;
+
+const hex = (rgb) => rgb.toString(16).padStart(6, '0');
+
+// Key → glyph through the panel: `watch` the marker for the key's colour, send the key (down,
+// up) through the console, and return sent → seen in ms (null if not seen). key null: wait
+// for the colour only (the first picture of a new xload window).
+async function panelKey(s, key, rgb, timeoutMs) {
+  const id = ++watchId, from = s.panel.events.length;
+  s.panel.send({ cmd: 'watch', id, x: MARK.x, y: MARK.y, color: `#${hex(rgb)}` });
+  if (key) { s.panel.send({ cmd: 'key', scancode: key.scancode, down: true }); s.panel.send({ cmd: 'key', scancode: key.scancode, down: false }); }
+  const sent = key ? await s.panel.waitFor((e) => e.event === 'sent', 2000, from).catch(() => null) : null;
+  const seen = await s.panel.waitFor((e) => e.event === 'seen' && e.id === id, timeoutMs, from).catch(() => null);
+  if (!seen) return null;
+  return key ? (sent ? (seen.t_ns - sent.t_ns) / 1e6 : null) : 0;
+}
+
+// The same for xfreerdp3, with gc-bench-probe on its display (XTest key, XShm/XGetImage pixel).
+async function probeKey(probe, key, rgb, timeoutMs) {
+  const id = ++watchId, from = probe.events.length;
+  probe.write(`watch ${id} ${MARK.x} ${MARK.y} ${hex(rgb)}`);
+  if (key) probe.write(`key ${id} ${key.keysym}`);
+  const sent = key ? await probe.waitFor((e) => e.event === 'sent' && e.id === id, 2000, from).catch(() => null) : null;
+  const seen = await probe.waitFor((e) => e.event === 'seen' && e.id === id, timeoutMs, from).catch(() => null);
+  if (!seen) return null;
+  return key ? (sent ? (seen.t_ns - sent.t_ns) / 1e6 : null) : 0;
+}
+
+// A client under measurement: its pid, counters since the last call, key → glyph.
+function consoleClient(s) {
+  return {
+    pid: s.pid, label: 'console', side: [['panel client CPU (decode+paint)', s.panel.pid]],
+    async counters() { const st = await s.stats(true); return { t_ns: st.t_ns, frames: st.frames, changed: st.changed_frames, bytes: st.binary_bytes + st.text_bytes }; },
+    key: (key, rgb, timeoutMs) => panelKey(s, key, rgb, timeoutMs),
+  };
+}
+
+function xfreerdpClient(probe, xf) {
+  return {
+    pid: xf.pid, side: [],
+    async counters() {
+      const from = probe.events.length;
+      probe.write('stats');
+      const st = await probe.waitFor((e) => e.event === 'stats', 5000, from);
+      return { t_ns: st.t_ns, frames: null, changed: st.changed, damage: st.damage };
+    },
+    key: (key, rgb, timeoutMs) => probeKey(probe, key, rgb, timeoutMs),
+  };
+}
+
+// One client through the four workloads: CPU and RSS of the client and of the server over the
+// window, frames (changed frames counted the same way for every client), then key → glyph
+// latency while the workload still runs. Every workload runs in a fresh gc-bench-xload window
+// (its marker starts grey), ended by closing its stdin.
+async function measure(rig, { P, row, log }, client, { xenv, shadow, label }) {
+  const name = (m) => (label === 'console' ? `shadow: console ${m}` : `${label}: ${m}`);
+  for (const w of WORKLOADS) {
+    const load = child(rig, rig.bin.xload, [w, String(P.shadowWindow + 120)], xenv);
+    // The new window has reached the client (event), then the workload settles.
+    const shown = await client.key(null, GREY, 20000);
+    await sleep(700);
+    const c0 = await client.counters();
+    const m = new Meter(client.pid), ms = new Meter(shadow.pid);
+    const side = client.side.map(([metric, pid]) => [metric, new Meter(pid)]);
+    await sleep(P.shadowWindow * 1000);
+    const c1 = await client.counters();
+    const r = m.stop(), rs = ms.stop();
+    const secs = (c1.t_ns - c0.t_ns) / 1e9;
+    const lat = [];
+    let missed = 0;
+    for (let i = 0; i < P.keys; i++) {
+      const ms1 = await client.key(KEYS[i % KEYS.length], KEYS[i % KEYS.length].rgb, 8000);
+      if (ms1 === null) missed++; else lat.push(ms1);
+      await sleep(40 + (i % 3) * 17); // spread samples over the workload's tick phase
+    }
+    load.stdin.end();
+    let ticks = null;
+    const code = await Promise.race([load.done, sleep(15000).then(() => 'timeout')]);
+    try { const j = JSON.parse(load.out.trim()); ticks = j.ticks / j.seconds; } catch { /* none */ }
+    if (code === 'timeout') load.kill('SIGKILL');
+    log(`${label} ${w}: ${(c1.changed / secs).toFixed(1)} changed fps, ${r.cpuPerSecond.toFixed(3)} s/s, server ${rs.cpuPerSecond.toFixed(2)} s/s, key p50 ${summary(lat).median}`);
+    if (c1.frames !== null) {
+      row('shadow: frames/s delivered to the panel', w, 'fps', c1.frames / secs, { xload_ticks_per_s: ticks });
+      row('shadow: bytes/s on the wire (panel WebSocket payload)', w, 'KiB/s', c1.bytes / secs / 1024);
+      if (w === 'typing') row('shadow: bytes per typed character', w, 'B', c1.bytes / secs / 90);
+    } else {
+      row(name('X repaint batches/s (XDamage)'), w, '1/s', c1.damage / secs);
+    }
+    row(name('changed frames/s (probe: frames that changed a pixel)'), w, 'fps', c1.changed / secs, { xload_ticks_per_s: ticks });
+    row(name('CPU'), w, 's/s', r.cpuPerSecond);
+    row(name('RSS (max sampled)'), w, 'MiB', r.rssMax);
+    row(`shadow: freerdp-shadow-cli3 CPU with ${label}`, w, 's/s', rs.cpuPerSecond);
+    for (const [metric, meter] of side) row(`shadow: ${metric}`, w, 's/s', meter.stop().cpuPerSecond);
+    row(name('key → glyph latency (key sent → marker seen)'), w, 'ms', lat, { missed, first_picture_seen: shown !== null });
+  }
+}
+
+// The server's own account of the path it served `label` on, from its INFO log.
+function serverEvidence({ row, notes, evidence }, label, before, after) {
+  const d = Object.fromEntries(Object.keys(SERVER_MARKERS).map((k) => [k, after[k] - before[k]]));
+  evidence[label] = d;
+  notes.push(`shadow: server log while ${label} was connected: RDPGFX pipeline opened ${d.gfx_opened}x, H.264 encoder initialised ${d.h264_init}x, ${d.avc_lines} AVC encoder lines`);
+  row(`shadow: server log with ${label}: RDPGFX pipeline opened`, 'session', 'count', d.gfx_opened, d);
+}
+
+// The issue 20 side-by-side: the console against xfreerdp3 on the same lossless codec set.
+function compare({ row, rows, evidence }) {
+  const get = (metric, w) => rows.find((r) => r.metric === metric && r.workload === w);
+  const ref = XFREERDP_MODES.find((m) => m.lossless);
+  const label = `xfreerdp3 ${ref.label}`;
+  if (!evidence[label]) return;
+  for (const w of WORKLOADS) {
+    const pair = (a, b) => (a && b && a.median !== null && b.median ? a.median / b.median : null);
+    const cpu = pair(get('shadow: console CPU', w), get(`${label}: CPU`, w));
+    const srv = pair(get('shadow: freerdp-shadow-cli3 CPU with console', w), get(`shadow: freerdp-shadow-cli3 CPU with ${label}`, w));
+    const fr = pair(get('shadow: console changed frames/s (probe: frames that changed a pixel)', w), get(`${label}: changed frames/s (probe: frames that changed a pixel)`, w));
+    const key = pair(get('shadow: console key → glyph latency (key sent → marker seen)', w), get(`${label}: key → glyph latency (key sent → marker seen)`, w));
+    if (cpu !== null) row(`side-by-side: console CPU ÷ ${label}'s`, w, 'ratio', cpu);
+    if (srv !== null) row(`side-by-side: server CPU with console ÷ with ${label}`, w, 'ratio', srv);
+    if (fr !== null) row(`side-by-side: changed frames/s, console ÷ ${label}`, w, 'ratio', fr);
+    if (key !== null) row(`side-by-side: key → glyph p50, console ÷ ${label}`, w, 'ratio', key);
+  }
+  const offered = Object.entries(evidence).some(([l, d]) => l !== 'console' && d.gfx_opened > 0);
+  if (evidence.console) row('side-by-side: console opened RDPGFX (server log)', 'session', 'yes=1', evidence.console.gfx_opened > 0 ? 1 : 0, { server_offers_gfx: offered });
+}
+
+async function shadowSuite(rig, opts) {
+  const { P, row, notes, log } = opts;
+  const ctx = { ...opts, evidence: {} };
   for (const tool of ['Xvfb', 'freerdp-shadow-cli3', 'xfreerdp3'])
     if (!have(tool)) { notes.push(`shadow: skipped, ${tool} is not installed`); return; }
   const home = path.join(rig.work, 'shadow-home');
@@ -50,8 +192,18 @@ async function shadowSuite(rig, { P, row, notes, log }) {
   const dServer = freeDisplay(150);
   await xvfb(rig, dServer);
   const port = await freePort();
-  const shadow = child(rig, 'freerdp-shadow-cli3', ['/bind-address:127.0.0.1', `/port:${port}`, `/sam-file:${sam}`, '/log-level:ERROR'],
+  const shadow = child(rig, 'freerdp-shadow-cli3', ['/bind-address:127.0.0.1', `/port:${port}`, `/sam-file:${sam}`, '/log-level:INFO'],
     { DISPLAY: `:${dServer}`, HOME: home, XDG_CONFIG_HOME: home });
+  // Its INFO log names the path it serves each client on (counted, not kept).
+  const srvLog = { counts: Object.fromEntries(Object.keys(SERVER_MARKERS).map((k) => [k, 0])), tail: '' };
+  const onLog = (d) => {
+    const text = srvLog.tail + d;
+    // Matches in tail+chunk minus those already counted in the tail: a line split across chunks counts once.
+    for (const [k, re] of Object.entries(SERVER_MARKERS)) srvLog.counts[k] += (text.match(re) || []).length - (srvLog.tail.match(re) || []).length;
+    srvLog.tail = text.slice(-200);
+  };
+  shadow.stdout.on('data', onLog);
+  shadow.stderr.on('data', onLog);
   let up = false;
   for (let i = 0; i < 300 && !up; i++) { up = await canConnect(port); if (!up) await sleep(100); }
   if (!up) throw new Error(`freerdp-shadow-cli3 did not listen: ${shadow.err.slice(-500)}`);
@@ -63,26 +215,9 @@ async function shadowSuite(rig, { P, row, notes, log }) {
 
   // --- the console ---------------------------------------------------------------------
   const s = await rig.open({ port, cert }, { user: USER, password: PASSWORD });
-  for (const w of ['idle', 'typing', 'scroll', 'motion']) {
-    const load = w === 'idle' ? null : child(rig, rig.bin.xload, [w, String(P.shadowWindow + 1)], xenv);
-    await sleep(700);
-    const st0 = await s.stats(true);
-    const m = new Meter(s.pid), ms = new Meter(shadow.pid), mp = new Meter(s.panel.pid);
-    await sleep(P.shadowWindow * 1000);
-    const st = await s.stats(true);
-    const r = m.stop(), rs = ms.stop(), rp = mp.stop();
-    const secs = (st.t_ns - st0.t_ns) / 1e9;
-    let ticks = null;
-    if (load) { await load.done; try { const j = JSON.parse(load.out.trim()); ticks = j.ticks / j.seconds; } catch { /* none */ } }
-    log(`shadow ${w}: ${(st.frames / secs).toFixed(1)} fps, console ${r.cpuPerSecond.toFixed(2)} s/s, server ${rs.cpuPerSecond.toFixed(2)} s/s`);
-    row('shadow: frames/s delivered to the panel', w, 'fps', st.frames / secs, { xload_ticks_per_s: ticks });
-    row('shadow: bytes/s on the wire (panel WebSocket payload)', w, 'KiB/s', (st.binary_bytes + st.text_bytes) / secs / 1024);
-    if (w === 'typing') row('shadow: bytes per typed character', w, 'B', (st.binary_bytes + st.text_bytes) / secs / 90);
-    row('shadow: console CPU', w, 's/s', r.cpuPerSecond);
-    row('shadow: console RSS (max sampled)', w, 'MiB', r.rssMax);
-    row('shadow: freerdp-shadow-cli3 CPU (context)', w, 's/s', rs.cpuPerSecond);
-    row('shadow: panel client CPU (decode+paint)', w, 's/s', rp.cpuPerSecond);
-  }
+  const log0 = { ...srvLog.counts };
+  await measure(rig, ctx, consoleClient(s), { xenv, shadow, label: 'console' });
+  serverEvidence(ctx, 'console', log0, srvLog.counts);
   await rig.close(s);
 
   // --- the console with the webview (headless chromium) on the same stream (issue 17) ----
@@ -106,38 +241,32 @@ async function shadowSuite(rig, { P, row, notes, log }) {
     await w.close();
   }
 
-  // --- xfreerdp3 on the same server: the decode ceiling ----------------------------------
+  // --- xfreerdp3 on the same server, measured with the same instrument -----------------
   const dClient = freeDisplay(dServer + 1);
   await xvfb(rig, dClient);
   const cenv = { DISPLAY: `:${dClient}`, HOME: home, XDG_CONFIG_HOME: path.join(home, 'client') };
-  // Its default, then with the graphics pipeline (/gfx), as a user would pick.
-  for (const mode of ['/gdi:sw', '/gfx']) {
-    const label = mode === '/gfx' ? 'xfreerdp3 /gfx' : 'xfreerdp3 /gdi:sw';
+  const probe = fs.existsSync(rig.bin.probe) ? rig.proc(rig.bin.probe, [], { ...rig.env, DISPLAY: `:${dClient}` }) : null;
+  if (!probe) notes.push('shadow: gc-bench-probe not built (libxtst-dev/libxext-dev missing): no xfreerdp3 rows');
+  else await probe.waitFor((e) => e.event === 'ready', 10000);
+  for (const mode of probe ? XFREERDP_MODES : []) {
+    const label = `xfreerdp3 ${mode.label}`;
     // Password on stdin (/from-stdin:force), never in argv; the server's certificate pinned.
-    const xf = child(rig, 'xfreerdp3', [`/v:127.0.0.1:${port}`, `/u:${USER}`, '/from-stdin:force', '/gdi:sw', ...(mode === '/gfx' ? ['/gfx'] : []), '/sec:nla',
+    const xf = child(rig, 'xfreerdp3', [`/v:127.0.0.1:${port}`, `/u:${USER}`, '/from-stdin:force', '/gdi:sw', ...mode.args, '/sec:nla',
       `/cert:fingerprint:sha256:${cert}`, '/size:1920x1080', '/log-level:ERROR', '-clipboard'], cenv);
     xf.stdin.write(`${PASSWORD}\n`);
-    await sleep(3000); // connect + first full frame; checked below by its CPU and damage counts
-    if (xf.exitCode !== null) { notes.push(`${label} exited early (${xf.exitCode}): ${xf.err.slice(-300)}`); continue; }
-    for (const w of ['idle', 'typing', 'scroll', 'motion']) {
-      const load = w === 'idle' ? null : child(rig, rig.bin.xload, [w, String(P.shadowWindow + 1)], xenv);
-      await sleep(700);
-      const damage = child(rig, rig.bin.xload, ['damage', String(P.shadowWindow)], { DISPLAY: `:${dClient}` });
-      const m = new Meter(xf.pid), ms = new Meter(shadow.pid);
-      await damage.done;
-      const r = m.stop(), rs = ms.stop();
-      if (load) await load.done;
-      let dps = null;
-      try { const j = JSON.parse(damage.out.trim()); dps = j.events / j.seconds; } catch { notes.push(`damage counter: ${damage.err.slice(-200)}`); }
-      log(`${label} ${w}: ${dps === null ? '?' : dps.toFixed(1)} repaints/s, ${r.cpuPerSecond.toFixed(2)} s/s`);
-      row(`${label}: X repaint batches/s (XDamage)`, w, '1/s', dps);
-      row(`${label}: CPU`, w, 's/s', r.cpuPerSecond);
-      row(`${label}: RSS (max sampled)`, w, 'MiB', r.rssMax);
-      row(`shadow: freerdp-shadow-cli3 CPU with ${label} (context)`, w, 's/s', rs.cpuPerSecond);
-    }
+    const log0 = { ...srvLog.counts };
+    const from = probe.events.length;
+    probe.write('window 30000');
+    const win = await probe.waitFor((e) => (e.event === 'window' || e.event === 'error'), 40000, from);
+    if (win.event !== 'window' || xf.exitCode !== null) { notes.push(`${label}: no window (${xf.exitCode}): ${xf.err.slice(-300)}`); xf.kill('SIGTERM'); await xf.done; continue; }
+    probe.write('count on'); // changed frames from here on (each workload waits for its own first picture)
+    await measure(rig, ctx, xfreerdpClient(probe, xf), { xenv, shadow, label });
+    serverEvidence(ctx, label, log0, srvLog.counts);
     xf.kill('SIGTERM');
     await xf.done;
   }
+  if (probe) probe.write('quit');
+  compare(ctx);
   const mem = memory(shadow.pid);
   if (mem) notes.push(`freerdp-shadow-cli3 RSS ${mem.rss.toFixed(0)} MiB (VmHWM ${mem.hwm.toFixed(0)})`);
   background.kill('SIGTERM');

@@ -1,5 +1,5 @@
 'use strict';
-// Issue 11's targets, attached to the rows they judge, and the one table the suite prints.
+// The issues' targets (11, 17, 20), attached to the rows they judge, and the one table the suite prints.
 const MB = 1e6 / 1048576; // the issue's MB in MiB
 
 const TARGETS = [
@@ -26,6 +26,16 @@ const TARGETS = [
   ['webview: input latency', 'idle', 'p50 ≤ 2 ms', (s) => s.median <= 2],
   ['webview: input latency', 'motion', 'p50 ≤ 10 ms', (s) => s.median <= 10],
   ['webview: renderer RSS over', null, 'last window max ≤ first window max + 10 MiB', null],
+  // Issue 20.1: the console beside xfreerdp3 on the same lossless codec set (ratios of medians),
+  // and both paths of the console against the test guest.
+  ['side-by-side: console CPU ÷', null, '≤ 1', (s) => s.median <= 1],
+  ['side-by-side: server CPU with console ÷', null, '≤ 1.1', (s) => s.median <= 1.1],
+  ['side-by-side: changed frames/s, console ÷', 'motion', '≥ 1', (s) => s.median >= 1],
+  ['side-by-side: console opened RDPGFX', null, '1 (the server offers it)', (s) => s.median === 1],
+  ['test guest gfx: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
+  ['test guest legacy: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
+  ['test guest gfx: console RSS', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
+  ['test guest legacy: console RSS', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
 ];
 
 function target(metric, workload) {

@@ -7,6 +7,7 @@
 #include <QUrl>
 #include <QtEndian>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <unistd.h>
@@ -23,6 +24,24 @@ bool near(QRgb a, QRgb b) {
   return std::abs(qRed(a) - qRed(b)) <= kColourTolerance &&
          std::abs(qGreen(a) - qGreen(b)) <= kColourTolerance &&
          std::abs(qBlue(a) - qBlue(b)) <= kColourTolerance;
+}
+
+// Whether painting `image` at (x, y) changes any pixel of `canvas` (RGB32): the "changed
+// frame" count, the same test gc-bench-probe applies to xfreerdp3's window.
+bool differs(const QImage& canvas, const QImage& decoded, int x, int y) {
+  const QImage image = decoded.format() == QImage::Format_RGB32 || decoded.format() == QImage::Format_ARGB32
+                           ? decoded
+                           : decoded.convertToFormat(QImage::Format_RGB32);
+  const int w = std::min(image.width(), canvas.width() - x),
+            h = std::min(image.height(), canvas.height() - y);
+  for (int r = 0; r < h; ++r) {
+    const auto* a = reinterpret_cast<const QRgb*>(canvas.constScanLine(y + r)) + x;
+    const auto* b = reinterpret_cast<const QRgb*>(image.constScanLine(r));
+    for (int c = 0; c < w; ++c)
+      if ((a[c] ^ b[c]) & 0x00ffffffu)
+        return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -133,11 +152,20 @@ void BenchPanel::onCommand(const QJsonObject& c) {
   } else if (cmd == QLatin1String("trace")) {
     m_trace = c.value(QStringLiteral("on")).toBool();
   } else if (cmd == QLatin1String("watch")) {
-    m_watches.push_back({c.value(QStringLiteral("id")).toInteger(), c.value(QStringLiteral("x")).toInt(),
-                         c.value(QStringLiteral("y")).toInt(),
-                         QColor::fromString(c.value(QStringLiteral("color")).toString()).rgb()});
+    const Watch w{c.value(QStringLiteral("id")).toInteger(), c.value(QStringLiteral("x")).toInt(),
+                  c.value(QStringLiteral("y")).toInt(),
+                  QColor::fromString(c.value(QStringLiteral("color")).toString()).rgb()};
+    // Already on the canvas (a static screen sends no further frame): seen at once.
+    if (w.x >= 0 && w.y >= 0 && w.x < m_canvas.width() && w.y < m_canvas.height() &&
+        near(m_canvas.pixel(w.x, w.y), w.colour))
+      emitEvent("seen", {{QStringLiteral("id"), w.id},
+                         {QStringLiteral("frame"), qint64(m_lastFrame)},
+                         {QStringLiteral("t_ns"), qint64(nowNs())}});
+    else
+      m_watches.push_back(w);
   } else if (cmd == QLatin1String("stats")) {
     emitEvent("stats", stamp({{QStringLiteral("frames"), qint64(m_stats.frames)},
+                              {QStringLiteral("changed_frames"), qint64(m_stats.changedFrames)},
                               {QStringLiteral("rects"), qint64(m_stats.rects)},
                               {QStringLiteral("png_rects"), qint64(m_stats.pngRects)},
                               {QStringLiteral("jpeg_rects"), qint64(m_stats.jpegRects)},
@@ -196,6 +224,7 @@ void BenchPanel::onBinary(const QByteArray& packet) {
     m_canvas.fill(Qt::black);
   }
   int jpeg = 0;
+  bool changed = false;
   {
     // All rectangles are applied before the frame is "presented" (protocol rule).
     QPainter painter(&m_canvas);
@@ -217,12 +246,15 @@ void BenchPanel::onBinary(const QByteArray& packet) {
                   {{QStringLiteral("frame"), qint64(frame)}, {QStringLiteral("encoding"), encoding}});
         continue;
       }
+      if (!changed)
+        changed = differs(m_canvas, image, x, y);
       painter.drawImage(x, y, image);
       jpeg += encoding == 2 ? 1 : 0;
     }
   }
   const int64_t t1 = nowNs();
   ++m_stats.frames;
+  m_stats.changedFrames += changed ? 1 : 0;
   m_stats.rects += quint64(rects);
   m_stats.jpegRects += quint64(jpeg);
   m_stats.pngRects += quint64(rects - jpeg);

@@ -38,6 +38,7 @@ private:
   };
   struct Stats {
     quint64 frames = 0, rects = 0, jpegRects = 0, pngRects = 0;
+    quint64 changedFrames = 0; // frames that changed a pixel of the canvas
     quint64 binaryBytes = 0, textBytes = 0;
     int64_t decodeNs = 0; // decode + paint, summed
     int64_t firstFrameNs = 0, lastFrameNs = 0;
