@@ -82,6 +82,26 @@ async function probeKey(probe, key, rgb, timeoutMs) {
   return key ? (sent ? (seen.t_ns - sent.t_ns) / 1e6 : null) : 0;
 }
 
+// The instrument's own floor: keys by XTest into gc-bench-xload on the probe's display, seen by
+// the probe — no RDP in between. What the xfreerdp3 rows add to this is the RDP round trip.
+async function probeFloor(rig, { P, row, notes }, probe, env) {
+  const local = child(rig, rig.bin.xload, ['idle', '600'], env);
+  const from = probe.events.length;
+  probe.write('window 10000');
+  const win = await probe.waitFor((e) => e.event === 'window' || e.event === 'error', 15000, from).catch(() => null);
+  const lat = [];
+  if (win && win.event === 'window' && (await probeKey(probe, null, GREY, 10000)) !== null) {
+    for (let i = 0; i < P.keys; i++) {
+      const ms = await probeKey(probe, KEYS[i % KEYS.length], KEYS[i % KEYS.length].rgb, 5000);
+      if (ms !== null) lat.push(ms);
+    }
+  }
+  if (!lat.length) notes.push('shadow: the probe did not see gc-bench-xload\'s marker on its own display');
+  row('probe self-check: key → marker on one X display (XTest → xload → probe, no RDP)', 'idle', 'ms', lat);
+  local.stdin.end();
+  await Promise.race([local.done, sleep(10000)]);
+}
+
 // A client under measurement: its pid, counters since the last call, key → glyph.
 function consoleClient(s) {
   return {
@@ -247,7 +267,10 @@ async function shadowSuite(rig, opts) {
   const cenv = { DISPLAY: `:${dClient}`, HOME: home, XDG_CONFIG_HOME: path.join(home, 'client') };
   const probe = fs.existsSync(rig.bin.probe) ? rig.proc(rig.bin.probe, [], { ...rig.env, DISPLAY: `:${dClient}` }) : null;
   if (!probe) notes.push('shadow: gc-bench-probe not built (libxtst-dev/libxext-dev missing): no xfreerdp3 rows');
-  else await probe.waitFor((e) => e.event === 'ready', 10000);
+  else {
+    await probe.waitFor((e) => e.event === 'ready', 10000);
+    await probeFloor(rig, ctx, probe, { DISPLAY: `:${dClient}` });
+  }
   for (const mode of probe ? XFREERDP_MODES : []) {
     const label = `xfreerdp3 ${mode.label}`;
     // Password on stdin (/from-stdin:force), never in argv; the server's certificate pinned.
