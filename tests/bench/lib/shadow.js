@@ -196,8 +196,11 @@ function compare({ row, rows, evidence }) {
     if (fr !== null) row(`side-by-side: changed frames/s, console ÷ ${label}`, w, 'ratio', fr);
     if (key !== null) row(`side-by-side: key → glyph p50, console ÷ ${label}`, w, 'ratio', key);
   }
+  // Whether the server gives RDPGFX to a client without AVC (the lossless xfreerdp3) decides
+  // whether the target applies; to any client at all is context.
   const offered = Object.entries(evidence).some(([l, d]) => l !== 'console' && d.gfx_opened > 0);
-  if (evidence.console) row('side-by-side: console opened RDPGFX (server log)', 'session', 'yes=1', evidence.console.gfx_opened > 0 ? 1 : 0, { server_offers_gfx: offered });
+  if (evidence.console) row('side-by-side: console opened RDPGFX (server log)', 'session', 'yes=1', evidence.console.gfx_opened > 0 ? 1 : 0,
+    { offered_lossless: evidence[label].gfx_opened > 0, offered_any: offered });
 }
 
 async function shadowSuite(rig, opts) {
