@@ -227,6 +227,72 @@ describe('webview in chromium against a stub console', () => {
     await shot('SETUP');
   });
 
+  // A desktop of 3×2 tiles (TILE_SIZE 256): frames sent at this size resize the panel.
+  const TILED = { w: 600, h: 400 };
+  const solidFrame = (rgb: [number, number, number], rects: Array<{ x: number; y: number; w: number; h: number }>) => {
+    const id = stub.nextFrame++;
+    stub.socket?.send(encodeFrame(id, TILED.w, TILED.h, rects.map((r) => ({ ...r, encoding: 1, data: solidPng(r.w, r.h, rgb) }))));
+    return id;
+  };
+
+  it('drawsEachFrameOnlyOnTheTilesItTouches', async () => {
+    await stub.acked(solidFrame([10, 10, 10], [{ x: 0, y: 0, ...TILED }]));
+    assert.equal(await page.locator('#viewport .tiles canvas').count(), 6);
+    assert.deepEqual((await canvasPixels(page, [[0, 0]])).size, [TILED.w, TILED.h]);
+    // Every drawImage onto a panel canvas, by the canvas' desktop position (tiles) or id.
+    await page.evaluate(() => {
+      const w = window as unknown as { __draws: string[] };
+      w.__draws = [];
+      const original = CanvasRenderingContext2D.prototype.drawImage;
+      CanvasRenderingContext2D.prototype.drawImage = function (this: CanvasRenderingContext2D, ...args: unknown[]) {
+        const c = this.canvas;
+        if (c.dataset['x'] !== undefined || c.id === 'screen') w.__draws.push(c.id || `${c.dataset['x']},${c.dataset['y']}`);
+        return (original as (...a: unknown[]) => void).apply(this, args);
+      } as typeof original;
+    });
+    const draws = async () => page.evaluate(() => (window as unknown as { __draws: string[] }).__draws.splice(0));
+    // A glyph inside one tile is drawn on that tile alone.
+    await stub.acked(solidFrame([250, 40, 40], [{ x: 300, y: 20, w: 16, h: 16 }]));
+    assert.deepEqual(await draws(), ['256,0']);
+    // A rectangle across a tile corner is cut into the four tiles it covers, exactly.
+    await stub.acked(solidFrame([40, 250, 40], [{ x: 240, y: 240, w: 40, h: 40 }]));
+    assert.deepEqual((await draws()).sort(), ['0,0', '0,256', '256,0', '256,256']);
+    const inside: Array<[number, number]> = [[240, 240], [255, 255], [256, 256], [279, 279], [279, 240], [240, 279]];
+    const outside: Array<[number, number]> = [[239, 239], [280, 280], [256, 280], [280, 256]];
+    const { values } = await canvasPixels(page, [...inside, ...outside, [308, 28]]);
+    assert.deepEqual(values, [...inside.map(() => [40, 250, 40, 255]), ...outside.map(() => [10, 10, 10, 255]), [250, 40, 40, 255]]);
+  });
+
+  it('showsTheTilesAsOnePictureWithoutSeams', async () => {
+    const rgb: [number, number, number] = [200, 120, 40];
+    await stub.acked(solidFrame(rgb, [{ x: 0, y: 0, ...TILED }]));
+    // What the compositor shows (scaled to the stage), decoded in the page: no pixel along a
+    // row and a column that cross the tile edges differs from the frame's colour.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const box = await page.locator('#screen').boundingBox();
+    assert.ok(box);
+    const png = await page.screenshot({ clip: { x: Math.ceil(box.x), y: Math.ceil(box.y), width: Math.floor(box.width) - 1, height: Math.floor(box.height) - 1 } });
+    // Decoded on a blank page (the panel's CSP allows no data: fetch).
+    const scratch = await context.newPage();
+    const off = await scratch.evaluate(async (b64) => {
+      const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+      const c = new OffscreenCanvas(bitmap.width, bitmap.height);
+      const ctx = c.getContext('2d');
+      if (!ctx) return ['no context'];
+      ctx.drawImage(bitmap, 0, 0);
+      const { data } = ctx.getImageData(0, 0, c.width, c.height);
+      const bad: string[] = [];
+      const at = (x: number, y: number) => Array.from(data.subarray(4 * (y * c.width + x), 4 * (y * c.width + x) + 3));
+      const mid = { x: Math.floor(c.width * 0.45), y: Math.floor(c.height * 0.7) };
+      for (let x = 0; x < c.width; x++) bad.push(`${x},${mid.y}:${at(x, mid.y).join(',')}`);
+      for (let y = 0; y < c.height; y++) bad.push(`${mid.x},${y}:${at(mid.x, y).join(',')}`);
+      return bad.filter((p) => !p.endsWith(':200,120,40')).slice(0, 5).concat([`${c.width}x${c.height}`]);
+    }, png.toString('base64'));
+    await scratch.close();
+    assert.deepEqual(off.slice(0, -1), [], `pixels off the frame's colour: ${off.join(' ')}`);
+    await stub.acked(stub.sendFrame()); // back to the stub's own desktop size
+  });
+
   it('acknowledgesPacketsItCannotPaintAndAsksForTheWholeScreen', async () => {
     const start = stub.texts().length;
     // Two bad packets, as many as the console may have unacknowledged: a readable header with
