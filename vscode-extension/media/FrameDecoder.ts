@@ -1,8 +1,8 @@
 // Binary frame updates: parsing (pure, unit-tested in node), decoding (browser: in the frame
-// worker, or in the page where no worker can be had) and drawing (onto TileSurface's tiles).
+// worker, or in the page where no worker can be had) and drawing.
 //
 // Atomic without a back buffer: every rectangle of a frame is decoded first; only then are
-// all of them drawn onto the visible tiles in ONE synchronous block. The browser renders
+// all of them drawn onto the visible canvas in ONE synchronous block. The browser renders
 // between tasks, never inside one, so the compositor only ever sees whole frames — and a
 // 3-glyph typing frame costs 3 small draws, not a copy of the whole desktop.
 
@@ -146,30 +146,32 @@ export async function decodeFrame(buffer: ArrayBuffer): Promise<DecodeResult> {
   return { kind: 'decoded', decoded: { frame: parsed.frame, width: parsed.width, height: parsed.height, rects, images } };
 }
 
-/** Where decoded frames are drawn: the panel's tile canvases (TileSurface). */
-export interface FrameSurface {
-  readonly width: number;
-  readonly height: number;
-  /** A blank picture of the new size. */
-  resize(width: number, height: number): void;
-  /** Draws a decoded rectangle whose image is w×h at desktop (x, y). */
-  draw(image: Decoded, x: number, y: number, w: number, h: number): void;
+/** A canvas the renderer can size and draw on: the page's own, or an OffscreenCanvas. */
+export interface RenderTarget {
+  width: number;
+  height: number;
+  getContext(id: '2d'): CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null;
 }
 
 /**
  * Draws a decoded frame in one synchronous block (nothing is rendered between the first draw
  * and the last) and closes its images.
  */
-export function drawFrame(surface: FrameSurface, decoded: DecodedFrame): RenderResult {
+export function drawFrame(target: RenderTarget, decoded: DecodedFrame): RenderResult {
   try {
-    if (surface.width !== decoded.width || surface.height !== decoded.height) {
-      // The console sends a whole frame after a size change.
-      surface.resize(decoded.width, decoded.height);
+    if (target.width !== decoded.width || target.height !== decoded.height) {
+      // Resizing clears the canvas; the console sends a whole frame after a size change.
+      target.width = decoded.width;
+      target.height = decoded.height;
+    }
+    const ctx = target.getContext('2d');
+    if (!ctx) {
+      throw new Error('no 2d context');
     }
     decoded.rects.forEach((r, i) => {
       const image = decoded.images[i];
       if (image) {
-        surface.draw(image, r.x, r.y, r.w, r.h);
+        ctx.drawImage(image, r.x, r.y, r.w, r.h);
       }
     });
     return { kind: 'presented', frame: decoded.frame, width: decoded.width, height: decoded.height };
@@ -180,11 +182,11 @@ export function drawFrame(surface: FrameSurface, decoded: DecodedFrame): RenderR
   }
 }
 
-/** Renders GCF1 packets onto the surface (decode, then draw), strictly one after another. */
+/** Renders GCF1 packets onto one canvas (decode, then draw), strictly one after another. */
 export class FrameRenderer {
   private stopped = false;
 
-  constructor(private readonly target: FrameSurface) {}
+  constructor(private readonly target: RenderTarget) {}
 
   stop(): void {
     this.stopped = true;

@@ -1,10 +1,10 @@
-// Presents the console's frame updates on the panel's tiles (TileSurface). Where the browser
-// allows it (VS Code's webviews and Chromium do), a worker decodes every rectangle
-// (frameWorker.ts) and hands the decoded images back (transferred, not copied); the page then
-// draws all of a frame's rectangles in one synchronous block. The page's main thread only
-// forwards packets, draws and handles input. (A worker that also drew, on an OffscreenCanvas,
-// showed its frames a compositor round trip later: typing update latency 29.7 ms instead of
-// 3.2; docs/performance.md.)
+// Presents the console's frame updates on the panel canvas. Where the browser allows it
+// (VS Code's webviews and Chromium do), a worker decodes every rectangle (frameWorker.ts)
+// and hands the decoded images back (transferred, not copied); the page then draws all of a
+// frame's rectangles in one synchronous block. The page's main thread only forwards packets,
+// draws and handles input. The worker could also draw, on the canvas transferred to it as an
+// OffscreenCanvas (role 'draws'), but its frames then reach the page's compositor a
+// compositor round trip later: typing update latency 29.7 ms instead of 3.2 (docs/performance.md).
 //
 // The worker comes from a blob: URL holding the worker bundle that build.mjs embeds in
 // main.js: a webview's resources are served from another origin than its document
@@ -15,7 +15,6 @@
 
 import { drawFrame, FrameRenderer, peekFrameId, RenderResult } from './FrameDecoder';
 import type { FromFrameWorker, ToFrameWorker } from './frameProtocol';
-import { TileSurface } from './TileSurface';
 
 // The frame worker's bundled source, injected by scripts/build.mjs (absent in node tests).
 declare const __GC_FRAME_WORKER__: string | undefined;
@@ -32,32 +31,35 @@ export interface FramePresenterEvents {
 }
 
 /**
- * Where frames are decoded: `split` decodes in the worker and draws in the page, `page` does
- * both in the page (no worker could be started, or it failed).
+ * Where frames are decoded and drawn: `worker` decodes and draws in the frame worker (the
+ * canvas is transferred), `split` decodes in the worker and draws in the page, `page` does
+ * both in the page (no worker could be started).
  */
-export type PresenterMode = 'starting' | 'split' | 'page';
+export type PresenterMode = 'starting' | 'worker' | 'split' | 'page';
+
+/** What the presenter asks for when a worker starts (docs/performance.md: measured both). */
+export type WorkerRole = 'draws' | 'decodes';
 
 export class FramePresenter {
   private modeNow: PresenterMode = 'page';
   private worker: Worker | undefined;
   private renderer: FrameRenderer | undefined;
-  private readonly surface: TileSurface;
   private chain: Promise<void> = Promise.resolve();
   private pending: ArrayBuffer[] = []; // while the worker starts (at most the unacked window)
   private size = { width: 0, height: 0 };
   private stopped = false;
 
-  /** `screen`: the panel's input surface; the tiles are laid out beneath it. */
   constructor(
-    private readonly screen: HTMLCanvasElement,
+    private readonly canvas: HTMLCanvasElement,
     private readonly events: FramePresenterEvents,
+    private readonly role: WorkerRole = 'decodes',
   ) {
-    this.surface = new TileSurface(screen);
     this.worker = this.startWorker();
     if (this.worker) {
       this.setMode('starting');
     } else {
-      this.startRenderingInPage();
+      this.setMode('page');
+      this.renderer = new FrameRenderer(canvas);
     }
   }
 
@@ -67,7 +69,7 @@ export class FramePresenter {
 
   private setMode(mode: PresenterMode): void {
     this.modeNow = mode;
-    this.screen.dataset['presenter'] = mode; // where frames are decoded, for tests and probes
+    this.canvas.dataset['presenter'] = mode; // where frames are rendered, for tests and probes
   }
 
   enqueue(buffer: ArrayBuffer): void {
@@ -76,6 +78,8 @@ export class FramePresenter {
     }
     if (this.modeNow === 'starting') {
       this.pending.push(buffer);
+    } else if (this.modeNow === 'worker') {
+      this.post({ type: 'frame', buffer }, [buffer]);
     } else if (this.modeNow === 'split') {
       this.post({ type: 'decode', buffer }, [buffer]);
     } else {
@@ -98,7 +102,7 @@ export class FramePresenter {
   }
 
   private startWorker(): Worker | undefined {
-    if (typeof __GC_FRAME_WORKER__ !== 'string' || typeof Worker !== 'function') {
+    if (typeof __GC_FRAME_WORKER__ !== 'string' || typeof Worker !== 'function' || (this.role === 'draws' && typeof this.canvas.transferControlToOffscreen !== 'function')) {
       return undefined;
     }
     let worker: Worker;
@@ -110,6 +114,8 @@ export class FramePresenter {
     } finally {
       URL.revokeObjectURL(url);
     }
+    // The canvas is handed over only once the worker runs: until then the page can still
+    // render itself if the worker never starts.
     worker.addEventListener('error', (e) => {
       e.preventDefault();
       this.onWorkerFailed();
@@ -118,20 +124,18 @@ export class FramePresenter {
     return worker;
   }
 
-  private startRenderingInPage(): void {
-    this.setMode('page');
-    this.renderer = new FrameRenderer(this.surface);
-    const queued = this.pending;
-    this.pending = [];
-    queued.forEach((b) => this.enqueue(b));
-  }
-
   private onWorkerMessage(message: FromFrameWorker): void {
     if (message.type === 'ready') {
       if (this.modeNow !== 'starting' || !this.worker) {
         return;
       }
-      this.setMode('split');
+      if (this.role === 'draws') {
+        const offscreen = this.canvas.transferControlToOffscreen();
+        this.post({ type: 'canvas', canvas: offscreen }, [offscreen]);
+        this.setMode('worker');
+      } else {
+        this.setMode('split');
+      }
       const queued = this.pending;
       this.pending = [];
       queued.forEach((b) => this.enqueue(b));
@@ -141,7 +145,9 @@ export class FramePresenter {
         return;
       }
       // Drawn at once, in this task: the page only ever shows whole frames.
-      this.onResult(drawFrame(this.surface, message));
+      this.onResult(drawFrame(this.canvas, message));
+    } else if (message.type === 'presented') {
+      this.onResult({ kind: 'presented', frame: message.frame, width: message.width, height: message.height });
     } else {
       this.onResult({ kind: 'dropped', frame: message.frame, message: message.message });
     }
@@ -152,9 +158,19 @@ export class FramePresenter {
       return;
     }
     const started = this.modeNow !== 'starting';
+    if (this.modeNow === 'worker') {
+      // The canvas belongs to the dead worker: nothing more can be shown.
+      this.events.dropped(undefined, 'the frame worker failed');
+      return;
+    }
+    // The canvas is still ours: render in the page from now on.
     this.worker?.terminate();
     this.worker = undefined;
-    this.startRenderingInPage();
+    this.setMode('page');
+    this.renderer = new FrameRenderer(this.canvas);
+    const queued = this.pending;
+    this.pending = [];
+    queued.forEach((b) => this.enqueue(b));
     if (started) {
       // Frames it held are lost: ask for the whole desktop (their acks are forgotten too).
       this.events.dropped(undefined, 'the frame worker failed');

@@ -301,7 +301,7 @@ class PanelApp {
   private setDesktopSize(width: number, height: number): void {
     if (width > 0 && height > 0 && (width !== this.desktop.width || height !== this.desktop.height)) {
       this.desktop = { width, height };
-      // The canvas itself is sized by the presenter (TileSurface).
+      // The canvas itself is sized by the presenter (it may belong to the frame worker).
       this.fit();
     }
   }

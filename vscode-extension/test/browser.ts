@@ -1,5 +1,5 @@
 // Shared by the browser tests: chromium flags, the loopback site that serves the panel page,
-// and reading the marker off the panel's picture.
+// and reading the marker off the panel canvas.
 import * as fs from 'node:fs/promises';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,10 +19,9 @@ export const CHROMIUM_ARGS = [
 ];
 
 /**
- * The panel's picture (RGBA, the desktop's own resolution), read in the page as shown: the
- * tile canvases beneath `#screen` (media/TileSurface.ts), each drawn at its desktop position
- * (`data-x`/`data-y`) onto a scratch canvas, over `#screen` itself (the picture of a panel
- * that draws on one canvas).
+ * The panel canvas' pixels (RGBA, the desktop's own resolution), read in the page as shown:
+ * the canvas is copied onto a scratch canvas first (it may be a frame worker's placeholder,
+ * which has no context of its own in the page).
  */
 export async function canvasImage(frame: { evaluate: Page['evaluate'] }): Promise<RgbaImage | undefined> {
   const shot = await frame.evaluate(() => {
@@ -34,9 +33,6 @@ export async function canvasImage(frame: { evaluate: Page['evaluate'] }): Promis
     const ctx = scratch.getContext('2d');
     if (!ctx) return undefined;
     ctx.drawImage(canvas, 0, 0);
-    for (const tile of Array.from(document.querySelectorAll<HTMLCanvasElement>('#viewport .tiles canvas'))) {
-      ctx.drawImage(tile, Number(tile.dataset['x']), Number(tile.dataset['y']));
-    }
     const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
     let bin = '';
     for (let i = 0; i < data.length; i += 0x8000) bin += String.fromCharCode(...data.subarray(i, i + 0x8000));
@@ -45,21 +41,19 @@ export async function canvasImage(frame: { evaluate: Page['evaluate'] }): Promis
   return shot && new RgbaImage(shot.w, shot.h, Buffer.from(shot.b64, 'base64'));
 }
 
-/** RGBA of single pixels of the panel's picture as shown (see canvasImage), and its size. */
+/** RGBA of single pixels of the panel canvas as shown (see canvasImage), and its size. */
 export async function canvasPixels(
   frame: { evaluate: Page['evaluate'] },
   points: ReadonlyArray<readonly [number, number]>,
 ): Promise<{ size: [number, number]; values: number[][] }> {
   return frame.evaluate((pts) => {
     const canvas = document.getElementById('screen') as HTMLCanvasElement;
-    const tiles = Array.from(document.querySelectorAll<HTMLCanvasElement>('#viewport .tiles canvas'));
     const scratch = document.createElement('canvas');
     scratch.width = scratch.height = 1;
     const ctx = scratch.getContext('2d', { willReadFrequently: true });
     const values = pts.map(([x, y]) => {
       ctx?.clearRect(0, 0, 1, 1);
       ctx?.drawImage(canvas, -x, -y);
-      for (const tile of tiles) ctx?.drawImage(tile, Number(tile.dataset['x']) - x, Number(tile.dataset['y']) - y);
       return Array.from(ctx?.getImageData(0, 0, 1, 1).data ?? []);
     });
     return { size: [canvas.width, canvas.height] as [number, number], values };
