@@ -310,12 +310,15 @@ void TestGuestGfx::xfreerdpGfxGetsGfxAndIdleSendsNothing() {
   env.insert(QStringLiteral("DISPLAY"), display);
   client.setProcessEnvironment(env);
   client.setProcessChannelMode(QProcess::ForwardedChannels);
-  // Throwaway test credentials (the guest's own test does the same with +auth-only).
-  client.start(QStringLiteral("xfreerdp3"), {QStringLiteral("/v:127.0.0.1:%1").arg(guest.port()),
-                                             QStringLiteral("/u:tester"), QStringLiteral("/p:throwaway-pw"),
-                                             QStringLiteral("/cert:fingerprint:sha256:") + guest.sha256(),
-                                             QStringLiteral("/gfx"), QStringLiteral("/log-level:WARN")});
+  // The (throwaway) password goes on stdin, not argv.
+  client.start(QStringLiteral("xfreerdp3"),
+               {QStringLiteral("/v:127.0.0.1:%1").arg(guest.port()), QStringLiteral("/u:tester"),
+                QStringLiteral("/d:"), QStringLiteral("/cert:fingerprint:sha256:") + guest.sha256(),
+                QStringLiteral("/gfx"), QStringLiteral("/from-stdin:force"),
+                QStringLiteral("/log-level:WARN")});
   QVERIFY(client.waitForStarted());
+  client.write("throwaway-pw\n");
+  QVERIFY(client.waitForBytesWritten(10000)); // no event loop runs for this QProcess
   QVERIFY(guest.waitForEvent(QStringLiteral("graphics"), 1, 60000));
   QCOMPARE(lastEvent(guest, QStringLiteral("graphics")).value(QStringLiteral("path")).toString(),
            QStringLiteral("gfx"));
