@@ -226,6 +226,9 @@ void TestGuestGfx::fallsBackToLegacy_data() {
       << QStringLiteral("gfx") << static_cast<int>(Channels::None) << QStringLiteral("no_drdynvc");
   QTest::newRow("gfx mode, drdynvc without GFX")
       << QStringLiteral("gfx") << static_cast<int>(Channels::Drdynvc) << QStringLiteral("client_without_gfx");
+  QTest::newRow("gfx mode, client refuses RDPGFX")
+      << QStringLiteral("gfx") << static_cast<int>(Channels::GfxWithoutListener)
+      << QStringLiteral("rdpgfx_refused");
   QTest::newRow("legacy mode, GFX client")
       << QStringLiteral("legacy") << static_cast<int>(Channels::DrdynvcAndGfx)
       << QStringLiteral("legacy_mode");
@@ -252,7 +255,15 @@ void TestGuestGfx::fallsBackToLegacy() {
   QVERIFY(!client.gfxActive());
   QVERIFY(guest.events(QStringLiteral("gfx_frame")).isEmpty());
   QVERIFY(guest.events(QStringLiteral("gfx_caps")).isEmpty());
-  QVERIFY(dvcResults(guest, QString::fromLatin1(kGfxChannel)).isEmpty());
+  const QList<QJsonObject> gfxCreate = dvcResults(guest, QString::fromLatin1(kGfxChannel));
+  if (reason == QStringLiteral("rdpgfx_refused")) {
+    // Offered, and the client's refusal (STATUS_UNSUCCESSFUL) reported.
+    QCOMPARE(gfxCreate.size(), 1);
+    QCOMPARE(gfxCreate.first().value(QStringLiteral("result")).toString(), QStringLiteral("refused"));
+    QCOMPARE(gfxCreate.first().value(QStringLiteral("status")).toString(), QStringLiteral("0xc0000001"));
+  } else {
+    QVERIFY(gfxCreate.isEmpty());
+  }
 }
 
 void TestGuestGfx::reportsEveryOfferedDynamicChannel() {
