@@ -1,8 +1,8 @@
 #include "grant/GrantLoader.h"
 
+#include "common/LibvirtUriRule.h"
 #include "common/StrictJson.h"
 #include "grant/GrantSignature.h"
-#include "grant/LibvirtUriRule.h"
 
 #include <QCryptographicHash>
 #include <QFile>

@@ -29,6 +29,7 @@ BOOL onDesktopResize(rdpContext* context) {
 struct MiniContext {
   rdpContext base;
   bool gfxActive;
+  bool noGfxListener;
 };
 
 void onChannelConnected(void* ctx, const ChannelConnectedEventArgs* e) {
@@ -62,7 +63,13 @@ BOOL onLoadChannels(freerdp* instance) {
   if (!freerdp_settings_get_bool(context->settings, FreeRDP_SupportDynamicChannels)) {
     return TRUE;
   }
-  return freerdp_client_load_addins(context->channels, context->settings);
+  if (!reinterpret_cast<MiniContext*>(context)->noGfxListener) {
+    return freerdp_client_load_addins(context->channels, context->settings);
+  }
+  // The flag stays announced (GCC core data is written later); only the plugin is missing.
+  return freerdp_settings_set_bool(context->settings, FreeRDP_SupportGraphicsPipeline, FALSE) &&
+         freerdp_client_load_addins(context->channels, context->settings) &&
+         freerdp_settings_set_bool(context->settings, FreeRDP_SupportGraphicsPipeline, TRUE);
 }
 
 BOOL onPostConnect(freerdp* instance) {
@@ -117,13 +124,17 @@ bool MiniRdpClient::connect(uint16_t port, const std::string& user, const std::s
       freerdp_settings_set_bool(s, FreeRDP_SynchronousDynamicChannels, TRUE) &&
       // echo: a dynamic channel this client accepts when the guest offers it.
       freerdp_settings_set_bool(s, FreeRDP_SupportEchoChannel, m_channels != Channels::None) &&
-      freerdp_settings_set_bool(s, FreeRDP_SupportGraphicsPipeline, m_channels == Channels::DrdynvcAndGfx) &&
+      freerdp_settings_set_bool(s, FreeRDP_SupportGraphicsPipeline,
+                                m_channels == Channels::DrdynvcAndGfx ||
+                                    m_channels == Channels::GfxWithoutListener) &&
       freerdp_settings_set_bool(s, FreeRDP_GfxH264, FALSE) &&
       freerdp_settings_set_bool(s, FreeRDP_GfxAVC444, FALSE) &&
       freerdp_settings_set_bool(s, FreeRDP_GfxAVC444v2, FALSE) &&
       // Fewer static channels than FreeRDP's defaults (no cliprdr, no audio).
       freerdp_settings_set_bool(s, FreeRDP_RedirectClipboard, FALSE) &&
       freerdp_settings_set_bool(s, FreeRDP_AudioPlayback, FALSE);
+  reinterpret_cast<MiniContext*>(m_instance->context)->noGfxListener =
+      m_channels == Channels::GfxWithoutListener;
   if (m_channels != Channels::None) {
     // The channel addins (drdynvc, rdpgfx) are built into libfreerdp-client3.
     freerdp_register_addin_provider(freerdp_channels_load_static_addin_entry, 0);

@@ -20,7 +20,9 @@ public:
   MiniRdpClient(const MiniRdpClient&) = delete;
   MiniRdpClient& operator=(const MiniRdpClient&) = delete;
 
-  enum class Channels { None, Drdynvc, DrdynvcAndGfx };
+  // GfxWithoutListener: announces GFX support but loads no RDPGFX plugin, so it refuses the
+  // server's RDPGFX channel.
+  enum class Channels { None, Drdynvc, DrdynvcAndGfx, GfxWithoutListener };
   // Before connect(): which channels to announce and load.
   void setChannels(Channels channels) { m_channels = channels; }
   // RDPGFX is connected and FreeRDP's GDI draws its surfaces.

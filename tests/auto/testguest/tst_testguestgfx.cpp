@@ -82,6 +82,7 @@ class TestGuestGfx : public QObject {
   Q_OBJECT
 
 private slots:
+  void confirmsLosslessCapsAndSendsFramesAsGfx_data();
   void confirmsLosslessCapsAndSendsFramesAsGfx();
   void sendsOnlyWhatChanged();
   void answersRefreshRectOnGfx();
@@ -92,9 +93,17 @@ private slots:
   void xfreerdpGfxGetsGfxAndIdleSendsNothing();
 };
 
+void TestGuestGfx::confirmsLosslessCapsAndSendsFramesAsGfx_data() {
+  QTest::addColumn<QString>("codec");
+  QTest::newRow("planar") << QStringLiteral("planar");
+  QTest::newRow("uncompressed") << QStringLiteral("uncompressed");
+}
+
 void TestGuestGfx::confirmsLosslessCapsAndSendsFramesAsGfx() {
+  QFETCH(QString, codec);
   GuestProcess guest;
-  QVERIFY(guest.start(guestArgs({QStringLiteral("--graphics"), QStringLiteral("gfx")})));
+  QVERIFY(guest.start(guestArgs(
+      {QStringLiteral("--graphics"), QStringLiteral("gfx"), QStringLiteral("--gfx-codec"), codec})));
   MiniRdpClient client;
   QVERIFY(connectOnGfx(client, guest));
 
@@ -113,10 +122,11 @@ void TestGuestGfx::confirmsLosslessCapsAndSendsFramesAsGfx() {
   const QString confirmed = caps.value(QStringLiteral("confirmed")).toString();
   QVERIFY2(caps.value(QStringLiteral("advertised")).toArray().contains(confirmed), qPrintable(confirmed));
   QVERIFY2(caps.value(QStringLiteral("flags")).toInt() & kAvcDisabled, qPrintable(confirmed));
-  QCOMPARE(caps.value(QStringLiteral("codec")).toString(), QStringLiteral("planar"));
+  QCOMPARE(caps.value(QStringLiteral("codec")).toString(), codec);
   const QJsonObject graphics = lastEvent(guest, QStringLiteral("graphics"));
   QCOMPARE(graphics.value(QStringLiteral("path")).toString(), QStringLiteral("gfx"));
   QCOMPARE(graphics.value(QStringLiteral("caps")).toString(), confirmed);
+  QCOMPARE(graphics.value(QStringLiteral("codec")).toString(), codec);
   QCOMPARE(guest.events(QStringLiteral("graphics")).size(), 1);
 
   // The first GFX frame is the whole surface (10 x 8 tiles of 64 px: one run per tile row).
@@ -132,6 +142,18 @@ void TestGuestGfx::confirmsLosslessCapsAndSendsFramesAsGfx() {
   QVERIFY(client.sendKey(0x4000, 0x1E));
   QVERIFY(pumpUntil(client, guest, [&] { return !guest.events(QStringLiteral("input")).isEmpty(); }));
   QCOMPARE(guest.events(QStringLiteral("input")).first().value(QStringLiteral("code")).toInt(), 0x1E);
+  QVERIFY(client.sendMouse(0x0800, 123, 45)); // PTR_FLAGS_MOVE
+  QVERIFY(pumpUntil(client, guest, [&] { return guest.events(QStringLiteral("input")).size() == 2; }));
+  QCOMPARE(guest.events(QStringLiteral("input")).last().value(QStringLiteral("kind")).toString(),
+           QStringLiteral("pointer"));
+
+  // Scroll moves the text page: damage frames flow and the marker (outside the page) stays.
+  const qsizetype beforeScroll = guest.events(QStringLiteral("gfx_frame")).size();
+  guest.command(R"({"cmd":"workload","mode":"scroll"})");
+  QVERIFY(pumpUntil(client, guest,
+                    [&] { return guest.events(QStringLiteral("gfx_frame")).size() >= beforeScroll + 10; }));
+  guest.command(R"({"cmd":"workload","mode":"idle"})");
+  QCOMPARE(client.marker(), std::optional<uint32_t>(kMarker));
 
   // A resize gives a new surface of the new size, the marker intact.
   guest.command(R"({"cmd":"resize","width":800,"height":600})");
@@ -226,6 +248,9 @@ void TestGuestGfx::fallsBackToLegacy_data() {
       << QStringLiteral("gfx") << static_cast<int>(Channels::None) << QStringLiteral("no_drdynvc");
   QTest::newRow("gfx mode, drdynvc without GFX")
       << QStringLiteral("gfx") << static_cast<int>(Channels::Drdynvc) << QStringLiteral("client_without_gfx");
+  QTest::newRow("gfx mode, client refuses RDPGFX")
+      << QStringLiteral("gfx") << static_cast<int>(Channels::GfxWithoutListener)
+      << QStringLiteral("rdpgfx_refused");
   QTest::newRow("legacy mode, GFX client")
       << QStringLiteral("legacy") << static_cast<int>(Channels::DrdynvcAndGfx)
       << QStringLiteral("legacy_mode");
@@ -252,7 +277,15 @@ void TestGuestGfx::fallsBackToLegacy() {
   QVERIFY(!client.gfxActive());
   QVERIFY(guest.events(QStringLiteral("gfx_frame")).isEmpty());
   QVERIFY(guest.events(QStringLiteral("gfx_caps")).isEmpty());
-  QVERIFY(dvcResults(guest, QString::fromLatin1(kGfxChannel)).isEmpty());
+  const QList<QJsonObject> gfxCreate = dvcResults(guest, QString::fromLatin1(kGfxChannel));
+  if (reason == QStringLiteral("rdpgfx_refused")) {
+    // Offered, and the client's refusal (STATUS_UNSUCCESSFUL) reported.
+    QCOMPARE(gfxCreate.size(), 1);
+    QCOMPARE(gfxCreate.first().value(QStringLiteral("result")).toString(), QStringLiteral("refused"));
+    QCOMPARE(gfxCreate.first().value(QStringLiteral("status")).toString(), QStringLiteral("0xc0000001"));
+  } else {
+    QVERIFY(gfxCreate.isEmpty());
+  }
 }
 
 void TestGuestGfx::reportsEveryOfferedDynamicChannel() {
@@ -310,12 +343,15 @@ void TestGuestGfx::xfreerdpGfxGetsGfxAndIdleSendsNothing() {
   env.insert(QStringLiteral("DISPLAY"), display);
   client.setProcessEnvironment(env);
   client.setProcessChannelMode(QProcess::ForwardedChannels);
-  // Throwaway test credentials (the guest's own test does the same with +auth-only).
-  client.start(QStringLiteral("xfreerdp3"), {QStringLiteral("/v:127.0.0.1:%1").arg(guest.port()),
-                                             QStringLiteral("/u:tester"), QStringLiteral("/p:throwaway-pw"),
-                                             QStringLiteral("/cert:fingerprint:sha256:") + guest.sha256(),
-                                             QStringLiteral("/gfx"), QStringLiteral("/log-level:WARN")});
+  // The (throwaway) password goes on stdin, not argv.
+  client.start(QStringLiteral("xfreerdp3"),
+               {QStringLiteral("/v:127.0.0.1:%1").arg(guest.port()), QStringLiteral("/u:tester"),
+                QStringLiteral("/d:"), QStringLiteral("/cert:fingerprint:sha256:") + guest.sha256(),
+                QStringLiteral("/gfx"), QStringLiteral("/from-stdin:force"),
+                QStringLiteral("/log-level:WARN")});
   QVERIFY(client.waitForStarted());
+  client.write("throwaway-pw\n");
+  QVERIFY(client.waitForBytesWritten(10000)); // no event loop runs for this QProcess
   QVERIFY(guest.waitForEvent(QStringLiteral("graphics"), 1, 60000));
   QCOMPARE(lastEvent(guest, QStringLiteral("graphics")).value(QStringLiteral("path")).toString(),
            QStringLiteral("gfx"));
