@@ -14,6 +14,7 @@
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
@@ -173,6 +174,18 @@ private slots:
                          .value(QStringLiteral("evidence_head"))
                          .toString()
                          .toLatin1());
+    // The channel report, from what the session saw: only drdynvc in the Connect Initial; this
+    // guest opens no graphics pipeline (the legacy path) and asks for no other channel.
+    const QJsonObject connectedChannels = evidenceEntries(rig, QStringLiteral("connected"))
+                                              .value(0)
+                                              .value(QStringLiteral("channels"))
+                                              .toObject();
+    QCOMPARE(connectedChannels.value(QStringLiteral("static_requested")).toArray(),
+             QJsonArray{QStringLiteral("drdynvc")});
+    const QJsonObject closedChannels =
+        evidenceEntries(rig, QStringLiteral("closed")).value(0).value(QStringLiteral("channels")).toObject();
+    QCOMPARE(closedChannels.value(QStringLiteral("gfx")).toBool(true), false);
+    QCOMPARE(closedChannels.value(QStringLiteral("dynamic_refused_total")).toInt(-1), 0);
   }
 
   // A panel that could not paint two frames acknowledges neither (the worst case: both

@@ -2,6 +2,7 @@
 // session against the project's test guest (tests/fixtures/testguest/README.md).
 #include "GuestProcess.h"
 #include "rdp/CertificatePin.h"
+#include "rdp/ChannelReport.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpSession.h"
 #include "testguest/IdentityMarker.h"
@@ -195,7 +196,9 @@ private slots:
   // Against the test guest.
   void showsTheGuestsIdentityMarker();
   void followsAGuestDesktopResize();
-  void requestsNoVirtualChannels();
+  void requestsOnlyTheGraphicsPipelineChannel();
+  void fallsBackToBitmapsWithoutGfx();
+  void channelReportSanitisesAndBoundsNames();
   void refusesAWrongPinBeforeAnyCredential();
   void wrongPasswordIsAuthFailed();
   void guestKilledIsLostWithinOneSecond();
@@ -428,17 +431,71 @@ void tst_RdpSession::followsAGuestDesktopResize() {
   QVERIFY(pumpGuestUntil(guest, [&] { return guest.events(QStringLiteral("activated")).size() == 2; }));
 }
 
-void tst_RdpSession::requestsNoVirtualChannels() {
+void tst_RdpSession::requestsOnlyTheGraphicsPipelineChannel() {
   GuestProcess guest;
   QVERIFY(startGuest(guest));
   RdpSession session;
   QVERIFY(connectSession(session, guest));
   QTRY_COMPARE_WITH_TIMEOUT(guest.events(QStringLiteral("channels")).size(), 1, 10000);
+  // What the guest saw in the MCS Connect Initial: drdynvc and nothing else, GFX advertised.
   const QJsonObject channels = guest.events(QStringLiteral("channels")).first();
-  QVERIFY2(channels.value(QStringLiteral("names")).toArray().isEmpty(),
-           qPrintable(QJsonDocument(channels).toJson(QJsonDocument::Compact)));
-  QCOMPARE(channels.value(QStringLiteral("dynamic")).toBool(true), false);
-  QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(true), false);
+  QCOMPARE(channels.value(QStringLiteral("names")).toArray(), QJsonArray{QStringLiteral("drdynvc")});
+  QCOMPARE(channels.value(QStringLiteral("dynamic")).toBool(false), true);
+  QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(false), true);
+  // And what the session itself reports, from the same connection.
+  const ChannelReport::Snapshot report = session.channelReport();
+  QCOMPARE(report.staticRequested, QStringList{QStringLiteral("drdynvc")});
+  for (const QString& codec : report.advertisedCodecs)
+    QVERIFY2(!codec.startsWith(QStringLiteral("avc")), qPrintable(codec));
+}
+
+void tst_RdpSession::fallsBackToBitmapsWithoutGfx() {
+  // The test guest (without its GFX mode) never opens drdynvc's RDPGFX: the legacy bitmap
+  // path must still deliver the guest's pixels.
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  QVERIFY(connectSession(session, guest));
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
+                           10000);
+  const auto sync = syncOnce(session, timing(5000, 200, 1500));
+  QVERIFY(sync && sync->ok());
+  session.abort();
+  const ChannelReport::Snapshot report = session.channelReport();
+  QCOMPARE(report.gfxOpened, false);
+  QCOMPARE(report.gfxFrames, quint64(0));
+  QVERIFY(report.dynamicOpened.isEmpty());
+  QCOMPARE(report.refusedTotal(), 0);
+  QCOMPARE(report.closedJson().value(QStringLiteral("gfx")).toBool(true), false);
+}
+
+void tst_RdpSession::channelReportSanitisesAndBoundsNames() {
+  ChannelReport report;
+  report.noteRefused("CLIPRDR");
+  report.noteRefused("CLIPRDR");
+  report.noteRefused(QByteArrayView("a\x01"
+                                    "b\n"
+                                    "c\xff",
+                                    6));
+  report.noteRefused(QByteArray(500, 'x'));
+  for (int i = 0; i < 3 * ChannelReport::kMaxDistinctNames; ++i)
+    report.noteRefused(QByteArray("name") + QByteArray::number(i));
+  const ChannelReport::Snapshot s = report.snapshot();
+  QCOMPARE(s.refused.size(), ChannelReport::kMaxDistinctNames);
+  QCOMPARE(s.refused.value(QStringLiteral("CLIPRDR")), 2);
+  QCOMPARE(s.refused.value(QStringLiteral("a?b?c?")), 1);
+  const QString longName = QString(ChannelReport::kMaxNameLength, u'x') + u'~';
+  QCOMPARE(s.refused.value(longName), 1);
+  // 3 names kept above, the first 13 generated ones fill the table, the rest overflow.
+  QCOMPARE(s.refusedOverflow, 3 * ChannelReport::kMaxDistinctNames - (ChannelReport::kMaxDistinctNames - 3));
+  QCOMPARE(s.refusedTotal(), 4 + 3 * ChannelReport::kMaxDistinctNames);
+  const QJsonObject closed = s.closedJson();
+  QCOMPARE(closed.value(QStringLiteral("code")).toString(), QStringLiteral("RDP_CHANNEL_REFUSED"));
+  QCOMPARE(closed.value(QStringLiteral("dynamic_refused_total")).toInt(), s.refusedTotal());
+  for (const QString& name : s.refused.keys())
+    for (QChar c : name)
+      QVERIFY(c.unicode() >= 0x20 && c.unicode() < 0x7F);
 }
 
 void tst_RdpSession::refusesAWrongPinBeforeAnyCredential() {
