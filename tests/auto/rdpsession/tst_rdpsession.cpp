@@ -198,6 +198,7 @@ private slots:
   void followsAGuestDesktopResize();
   void requestsOnlyTheGraphicsPipelineChannel();
   void fallsBackToBitmapsWithoutGfx();
+  void opensGfxOnTheGuestAndRefusesEveryOtherChannel();
   void channelReportSanitisesAndBoundsNames();
   void refusesAWrongPinBeforeAnyCredential();
   void wrongPasswordIsAuthFailed();
@@ -222,7 +223,8 @@ private slots:
   void reportsTheNegotiatedSecurityProtocol();
 
 private:
-  bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword));
+  bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword),
+                  const QStringList& extraArgs = {});
   RdpConfig config(const GuestProcess& guest) const;
   bool connectSession(RdpSession& session, const GuestProcess& guest);
   // A started guest, a connected session and the opening pointer move the guest has seen:
@@ -282,11 +284,12 @@ void tst_RdpSession::cleanup() {
   }
 }
 
-bool tst_RdpSession::startGuest(GuestProcess& guest, const QString& password) {
+bool tst_RdpSession::startGuest(GuestProcess& guest, const QString& password, const QStringList& extraArgs) {
   guest.process().setProcessEnvironment(m_guestEnv);
-  return guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--marker"),
-                      QStringLiteral("0x%1").arg(kMarker, 8, 16, QLatin1Char('0')),
-                      QStringLiteral("--cert-dir"), m_certDir.path()},
+  return guest.start(QStringList{QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--marker"),
+                                 QStringLiteral("0x%1").arg(kMarker, 8, 16, QLatin1Char('0')),
+                                 QStringLiteral("--cert-dir"), m_certDir.path()} +
+                         extraArgs,
                      QString::fromLatin1(kUser), password);
 }
 
@@ -468,6 +471,57 @@ void tst_RdpSession::fallsBackToBitmapsWithoutGfx() {
   QVERIFY(report.dynamicOpened.isEmpty());
   QCOMPARE(report.refusedTotal(), 0);
   QCOMPARE(report.closedJson().value(QStringLiteral("gfx")).toBool(true), false);
+}
+
+void tst_RdpSession::opensGfxOnTheGuestAndRefusesEveryOtherChannel() {
+  // The test guest's GFX mode: RDPGFX over drdynvc, plus create requests for channels the
+  // console never opens (clipboard, audio, drive, display control).
+  const QStringList offered{QStringLiteral("CLIPRDR"), QStringLiteral("AUDIO_PLAYBACK_DVC"),
+                            QStringLiteral("rdpdr"),
+                            QStringLiteral("Microsoft::Windows::RDS::DisplayControl")};
+  GuestProcess guest;
+  QVERIFY(startGuest(guest, QString::fromLatin1(kPassword),
+                     {QStringLiteral("--graphics"), QStringLiteral("gfx"), QStringLiteral("--offer-dvc"),
+                      offered.join(u',')}));
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(pumpGuestUntil(
+      guest, [&] { return !guest.events(QStringLiteral("graphics")).isEmpty(); }, 15000));
+  const QJsonObject graphics = guest.events(QStringLiteral("graphics")).first();
+  QCOMPARE(graphics.value(QStringLiteral("path")).toString(), QStringLiteral("gfx"));
+  // The guest's pixels arrive through the pipeline into the same frames.
+  QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0 && !frames.isEmpty() &&
+                               markerIn(frames.last().first().value<FrameUpdate>().frame) == kMarker,
+                           15000);
+  QVERIFY(pumpGuestUntil(
+      guest, [&] { return guest.events(QStringLiteral("dvc_create")).size() >= offered.size() + 1; }, 15000));
+  const auto sync = syncOnce(session, timing(8000, 200, 3000));
+  QVERIFY(sync && sync->ok());
+  session.abort();
+
+  // What the guest saw: only drdynvc asked for and joined; RDPGFX opened, every other refused.
+  const QJsonObject channels = guest.events(QStringLiteral("channels")).first();
+  QCOMPARE(channels.value(QStringLiteral("names")).toArray(), QJsonArray{QStringLiteral("drdynvc")});
+  QCOMPARE(channels.value(QStringLiteral("joined")).toArray(), QJsonArray{QStringLiteral("drdynvc")});
+  QMap<QString, QString> guestSaw;
+  for (const QJsonObject& e : guest.events(QStringLiteral("dvc_create")))
+    guestSaw.insert(e.value(QStringLiteral("name")).toString(), e.value(QStringLiteral("result")).toString());
+  QCOMPARE(guestSaw.value(QStringLiteral("Microsoft::Windows::RDS::Graphics")), QStringLiteral("opened"));
+  for (const QString& name : offered)
+    QCOMPARE(guestSaw.value(name), QStringLiteral("refused"));
+
+  // What the session reports, computed from the same connection.
+  const ChannelReport::Snapshot report = session.channelReport();
+  QCOMPARE(report.staticJoined, QStringList{QStringLiteral("drdynvc")});
+  QVERIFY(report.gfxOpened);
+  QCOMPARE(report.dynamicOpened, QStringList{QStringLiteral("Microsoft::Windows::RDS::Graphics")});
+  QCOMPARE(report.refused.size(), offered.size());
+  for (const QString& name : offered)
+    QCOMPARE(report.refused.value(name), 1);
+  QCOMPARE(report.refusedTotal(), int(offered.size()));
+  for (const QString& codec : report.gfxCodecsUsed)
+    QVERIFY2(!codec.startsWith(QStringLiteral("avc")), qPrintable(codec));
 }
 
 void tst_RdpSession::channelReportSanitisesAndBoundsNames() {
