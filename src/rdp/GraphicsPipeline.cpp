@@ -9,6 +9,7 @@
 #include <freerdp/channels/rdpgfx.h>
 #include <freerdp/client/cmdline.h>
 #include <freerdp/client/rdpgfx.h>
+#include <freerdp/codecs.h>
 #include <freerdp/event.h>
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/gdi/gfx.h>
@@ -27,6 +28,10 @@ namespace {
 // bytes and a NUL-terminated name); its head is all the watch keeps of a message.
 constexpr qsizetype kCreateHeadBound = 1 + 4 + ChannelReport::kMaxNameLength + 2;
 constexpr quint8 kCreateRequestCmd = 0x01;
+// The lossless codecs the pipeline decodes (ClearCodec brings its own NSCodec).
+constexpr UINT32 kDecodedCodecs = FREERDP_CODEC_PLANAR | FREERDP_CODEC_CLEARCODEC |
+                                  FREERDP_CODEC_PROGRESSIVE | FREERDP_CODEC_REMOTEFX |
+                                  FREERDP_CODEC_ALPHACODEC;
 
 GraphicsPipeline* pipelineOf(rdpContext* context) {
   return context ? reinterpret_cast<RdpContext*>(context)->pipeline : nullptr;
@@ -215,7 +220,17 @@ void GraphicsPipeline::channelConnected(void* context, const ChannelConnectedEve
   if (!self || !e || !e->name || std::strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) != 0)
     return;
   auto* gfx = static_cast<RdpgfxClientContext*>(e->pInterface);
-  const bool ok = rdp->gdi && gfx && gdi_graphics_pipeline_init(rdp->gdi, gfx);
+  bool ok = rdp->gdi && gfx && gdi_graphics_pipeline_init(rdp->gdi, gfx);
+  if (ok && gfx->codecs) {
+    // gdi_graphics_pipeline_init prepares every codec FreeRDP has (FREERDP_CODEC_ALL), AVC's
+    // decoder included; the pipeline decodes only what it advertised. No surface exists yet.
+    const UINT32 threading = freerdp_settings_get_uint32(rdp->settings, FreeRDP_ThreadingFlags);
+    const UINT32 w = freerdp_settings_get_uint32(rdp->settings, FreeRDP_DesktopWidth);
+    const UINT32 h = freerdp_settings_get_uint32(rdp->settings, FreeRDP_DesktopHeight);
+    freerdp_client_codecs_free(gfx->codecs);
+    gfx->codecs = freerdp_client_codecs_new(threading);
+    ok = gfx->codecs && freerdp_client_codecs_prepare(gfx->codecs, kDecodedCodecs, w, h);
+  }
   if (ok) {
     s_gdiDeleteSurface = gfx->DeleteSurface;
     s_gdiEvictCacheEntry = gfx->EvictCacheEntry;
