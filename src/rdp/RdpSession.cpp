@@ -1,6 +1,7 @@
 #include "rdp/RdpSession.h"
 
 #include "rdp/DisconnectUltimatum.h"
+#include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/SessionSetup.h"
 #include "rdp/WLogRouter.h"
@@ -68,7 +69,7 @@ bool isAuthError(UINT32 error) {
 
 } // namespace
 
-RdpSession::RdpSession(QObject* parent) : QObject(parent) {
+RdpSession::RdpSession(QObject* parent) : QObject(parent), m_gfx(std::make_unique<GraphicsPipeline>()) {
   qRegisterMetaType<gc::FrameUpdate>();
   qRegisterMetaType<gc::Failure>();
 }
@@ -120,6 +121,7 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
   if (!m_context)
     return fail(Refusal::Internal, QStringLiteral("cannot create the FreeRDP context"));
   reinterpret_cast<RdpContext*>(m_context)->session = this;
+  reinterpret_cast<RdpContext*>(m_context)->pipeline = m_gfx.get();
 
   const bool ok = SessionSetup::configure(m_context->settings, m_config, credentials);
   if (!ok) {
@@ -172,6 +174,7 @@ void RdpSession::run() {
     return;
   }
   scrubCredentialResidue();
+  m_gfx->noteConnected(instance);
 
   const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
   m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
@@ -482,6 +485,10 @@ Outcome<RdpSession::Released> RdpSession::releaseHeld() {
     released.buttons = int(std::bitset<8>(h.buttons).count());
   }
   return released;
+}
+
+ChannelReport::Snapshot RdpSession::channelReport() const {
+  return m_gfx->report();
 }
 
 QString RdpSession::securityProtocol() const {

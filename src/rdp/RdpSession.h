@@ -20,6 +20,7 @@
 #include "common/Outcome.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
+#include "rdp/ChannelReport.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopFrames.h"
 #include "rdp/FrameUpdate.h"
@@ -37,6 +38,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -44,6 +46,7 @@ struct rdp_context;
 
 namespace gc {
 
+class GraphicsPipeline;
 struct SessionSetup;
 struct FrameMarking;
 
@@ -139,6 +142,10 @@ public:
   // The one-connection / no-redirection guard: what it admitted and refused (ConnectGuard.h).
   const ConnectGuard& connectGuard() const { return m_guard; }
 
+  // The virtual channels: static joined, the graphics pipeline, dynamic opened and refused
+  // (ChannelReport.h). Any thread; kept after abort().
+  ChannelReport::Snapshot channelReport() const;
+
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
@@ -202,8 +209,9 @@ private:
 
   InputState m_input; // what was sent and is held (guarded by m_ioMutex)
 
-  DesktopFrames m_frames; // written by the worker's EndPaint, taken on the main thread
-  ConnectGuard m_guard;   // its hooks run on the worker
+  DesktopFrames m_frames;                  // written by the worker's EndPaint, taken on the main thread
+  ConnectGuard m_guard;                    // its hooks run on the worker
+  std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker
 
   // The password's forms (UTF-8, UTF-16LE, NT hash, NTOWFv2), kept (locked, dump-excluded)
   // only until the worker has scrubbed FreeRDP's copies of them after the login; the report.

@@ -3,6 +3,7 @@
 #include "rdp/CertificatePin.h"
 #include "rdp/ClientBaseline.h"
 #include "rdp/FrameMarking.h"
+#include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
 #include "rdp/WLogRouter.h"
@@ -44,8 +45,8 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
   bool ok = ClientBaseline::apply(
       s, ClientTarget{config.host, config.port, config.configDir, config.connectTimeoutMs});
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
-      // Plain bitmap updates into a software GDI; no codecs that need extra pipelines.
-      {FreeRDP_SupportGraphicsPipeline, false},
+      // A software GDI; the legacy path takes plain bitmap updates (no RemoteFX/NSCodec
+      // surface bits); the graphics pipeline's settings are GraphicsPipeline's.
       {FreeRDP_SoftwareGdi, true},
       {FreeRDP_RemoteFxCodec, false},
       {FreeRDP_NSCodec, false},
@@ -60,7 +61,8 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
   for (const auto& [key, value] : bools)
     ok = ok && freerdp_settings_set_bool(s, key, value);
   ok = ok && freerdp_settings_set_uint32(s, FreeRDP_ColorDepth, 32);
-  return ok && setSecretSetting(s, FreeRDP_Username, credentials.username) &&
+  return ok && GraphicsPipeline::configure(s) &&
+         setSecretSetting(s, FreeRDP_Username, credentials.username) &&
          setSecretSetting(s, FreeRDP_Password, credentials.password) &&
          setSecretSetting(s, FreeRDP_Domain, credentials.domain);
 }
@@ -73,6 +75,8 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->originalWritePdu = nullptr;
   ctx->originalTcpConnect = nullptr;
   ctx->gdiFrameMarker = nullptr;
+  ctx->pipeline = nullptr;
+  ctx->originalReceiveChannelData = nullptr;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -80,6 +84,7 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   instance->Redirect = &refuseRedirect; // NULL would let FreeRDP follow it (ConnectGuard.h)
   instance->VerifyX509Certificate = &verifyX509Certificate;
   instance->LogonErrorInfo = &logonErrorInfo;
+  GraphicsPipeline::install(instance, context); // LoadChannels: drdynvc + rdpgfx, nothing else
   return TRUE;
 }
 

@@ -15,6 +15,7 @@
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QProcess>
@@ -209,6 +210,48 @@ private slots:
                          .value(QStringLiteral("evidence_head"))
                          .toString()
                          .toLatin1());
+    // The channel report, from what the session saw: only drdynvc in the Connect Initial; this
+    // guest opens no graphics pipeline (the legacy path) and asks for no other channel.
+    const QJsonObject connectedChannels = evidenceEntries(rig, QStringLiteral("connected"))
+                                              .value(0)
+                                              .value(QStringLiteral("channels"))
+                                              .toObject();
+    QCOMPARE(connectedChannels.value(QStringLiteral("static_requested")).toArray(),
+             QJsonArray{QStringLiteral("drdynvc")});
+    const QJsonObject closedChannels =
+        evidenceEntries(rig, QStringLiteral("closed")).value(0).value(QStringLiteral("channels")).toObject();
+    QCOMPARE(closedChannels.value(QStringLiteral("gfx")).toBool(true), false);
+    QCOMPARE(closedChannels.value(QStringLiteral("dynamic_refused_total")).toInt(-1), 0);
+  }
+
+  // Against the test guest's GFX mode the console opens RDPGFX and nothing else; every other
+  // channel the guest offers is refused and counted by name in the evidence.
+  void evidenceCountsEveryRefusedChannel() {
+    ConsoleRig rig(GrantSpec{600, {}, false, QString::fromLatin1(kSentinelPassword)});
+    const QStringList offered{QStringLiteral("CLIPRDR"), QStringLiteral("AUDIO_INPUT")};
+    QVERIFY(rig.startGuest({QStringLiteral("--graphics"), QStringLiteral("gfx"),
+                            QStringLiteral("--offer-dvc"), offered.join(u',')}));
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.guest.events(QStringLiteral("dvc_create")).size() >= offered.size() + 1,
+                             15000);
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    const QJsonObject channels =
+        evidenceEntries(rig, QStringLiteral("closed")).value(0).value(QStringLiteral("channels")).toObject();
+    QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(), true);
+    QCOMPARE(channels.value(QStringLiteral("static_joined")).toArray(),
+             QJsonArray{QStringLiteral("drdynvc")});
+    QCOMPARE(channels.value(QStringLiteral("code")).toString(), QStringLiteral("RDP_CHANNEL_REFUSED"));
+    const QJsonObject refused = channels.value(QStringLiteral("dynamic_refused")).toObject();
+    QCOMPARE(refused.size(), offered.size());
+    for (const QString& name : offered)
+      QCOMPARE(refused.value(name).toInt(), 1);
+    QCOMPARE(channels.value(QStringLiteral("dynamic_refused_total")).toInt(), int(offered.size()));
   }
 
   // A panel that could not paint two frames acknowledges neither (the worst case: both
