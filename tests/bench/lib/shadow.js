@@ -215,7 +215,9 @@ async function shadowSuite(rig, opts) {
   const dServer = freeDisplay(150);
   await xvfb(rig, dServer);
   const port = await freePort();
-  const shadow = child(rig, 'freerdp-shadow-cli3', ['/bind-address:127.0.0.1', `/port:${port}`, `/sam-file:${sam}`, '/log-level:INFO'],
+  // Line-buffered (stdbuf execs it: same pid): to a pipe its stdio is block-buffered, and its
+  // log lines would reach us kilobytes later, counted against whichever client runs then.
+  const shadow = child(rig, 'stdbuf', ['-oL', '-eL', 'freerdp-shadow-cli3', '/bind-address:127.0.0.1', `/port:${port}`, `/sam-file:${sam}`, '/log-level:INFO'],
     { DISPLAY: `:${dServer}`, HOME: home, XDG_CONFIG_HOME: home });
   // Its INFO log names the path it serves each client on (counted, not kept).
   const srvLog = { counts: Object.fromEntries(Object.keys(SERVER_MARKERS).map((k) => [k, 0])), tail: '' };
