@@ -322,7 +322,9 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
 
   rdpSettings* s = m_context->settings;
   bool ok = ClientBaseline::apply(
-      s, ClientTarget{m_config.host, m_config.port, m_config.configDir, m_config.connectTimeoutMs});
+      s, ClientTarget{m_config.host, m_config.port, m_config.configDir, m_config.connectTimeoutMs,
+                      m_config.desktopWidth, m_config.desktopHeight, m_config.keyboardLayout,
+                      m_config.keyboardType, m_config.keyboardSubType, m_config.keyboardFunctionKey});
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
       // Plain bitmap updates into a software GDI; no codecs that need extra pipelines.
       {FreeRDP_SoftwareGdi, true},
