@@ -243,6 +243,10 @@ void ConsoleClient::onDecoded() {
   }
   if (result.parsed)
     sendMessage("frame_ack", QJsonObject{{QStringLiteral("frame"), qint64(result.frameId)}});
+  // The picture may now be stale: ask for the whole desktop (0 when the id was unreadable).
+  if (result.frame.isNull())
+    sendMessage("frame_refresh",
+                QJsonObject{{QStringLiteral("frame"), qint64(result.parsed ? result.frameId : 0)}});
   emit countersChanged();
   decodeNext();
 }

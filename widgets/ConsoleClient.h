@@ -6,8 +6,9 @@
 // Frames: packets are handled one at a time in arrival order. Each is parsed and decoded on
 // a pool thread (QtConcurrent) onto a copy of the last frame; only a frame whose every
 // rectangle decoded is presented (frameReady) and then acknowledged. A frame that cannot be
-// used is dropped whole, counted, and acknowledged too, as the webview does, so the console's
-// flow control never stalls on it.
+// used is dropped whole, counted, acknowledged when its id is readable, and followed by a
+// frame_refresh, as the webview does: the console's flow control never stalls on it and the
+// whole desktop comes again.
 //
 // Input: sendKey()/sendPointer() stamp increasing sequence numbers and refuse (return false,
 // send nothing) unless the console's phase is SETUP. The phase is only ever mirrored from

@@ -1,7 +1,9 @@
 // guest-console check --grant FILE [--json] [--probe-cert]: validates the grant and resolves
-// the binding without consuming anything.
+// the binding without consuming anything. Every check, bound or refused, leaves one evidence
+// log of its own (<state-dir>/evidence/check-<time>-<pid>.jsonl), as a refused open does.
 #include "app/AppPaths.h"
 #include "app/Commands.h"
+#include "audit/EvidenceLog.h"
 #include "console/Console.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
@@ -9,7 +11,9 @@
 #include "vm/DomainBinder.h"
 #include "vm/LibvirtConnection.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
+#include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -24,9 +28,8 @@ struct CheckResult {
   std::optional<Failure> failure;
 };
 
-CheckResult check(const QCommandLineParser& parser) {
+CheckResult check(const QCommandLineParser& parser, const Outcome<AppPaths>& paths) {
   CheckResult result;
-  const Outcome<AppPaths> paths = resolvePaths(parser);
   if (!paths.ok())
     return {{}, paths.failure()};
   const Outcome<GrantPolicy> policy = resolvePolicy(parser);
@@ -71,6 +74,34 @@ CheckResult check(const QCommandLineParser& parser) {
   return result;
 }
 
+// One log per check: "checked" with what was bound, or "refused" with the code and message (the
+// fields a refused open records). Names and hashes only: nothing of the grant file is copied in.
+Status recordEvidence(const AppPaths& paths, const CheckResult& result) {
+  EvidenceLog log;
+  const QString name =
+      QStringLiteral("check-%1-%2")
+          .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMddThhmmsszzz")))
+          .arg(QCoreApplication::applicationPid());
+  if (Status opened = log.open(QDir(paths.stateDir).filePath(QStringLiteral("evidence")), name); !opened.ok())
+    return opened;
+  QJsonObject fields{{QStringLiteral("command"), QStringLiteral("check")}};
+  if (result.failure) {
+    fields.insert(QStringLiteral("code"), refusalName(result.failure->code));
+    fields.insert(QStringLiteral("message"), result.failure->message);
+    if (result.fields.contains(QStringLiteral("grant_digest")))
+      fields.insert(QStringLiteral("grant_digest"), result.fields.value(QStringLiteral("grant_digest")));
+  } else {
+    for (auto it = result.fields.begin(); it != result.fields.end(); ++it)
+      fields.insert(it.key(), it.value());
+    fields.insert(QStringLiteral("cert_verified"),
+                  result.fields.value(QStringLiteral("cert_verified")).toBool());
+  }
+  const Status appended =
+      log.append(result.failure ? QStringLiteral("refused") : QStringLiteral("checked"), fields);
+  log.close();
+  return appended;
+}
+
 } // namespace
 
 int runCheck(const QStringList& arguments) {
@@ -94,7 +125,18 @@ int runCheck(const QStringList& arguments) {
                "(development only)\n",
                stderr);
   LibvirtConnection::initializeLibrary();
-  const CheckResult result = check(parser);
+  const Outcome<AppPaths> paths = resolvePaths(parser);
+  CheckResult result = check(parser, paths);
+  // Without paths there is nowhere to write (the refusal says why); a check whose evidence
+  // cannot be written is not reported bound.
+  if (paths.ok()) {
+    if (const Status recorded = recordEvidence(paths.value(), result); !recorded.ok()) {
+      std::fprintf(stderr, "guest-console check: evidence not written: %s\n",
+                   qPrintable(recorded.failure().toString()));
+      if (!result.failure)
+        result.failure = recorded.failure();
+    }
+  }
   const bool json = parser.isSet(QStringLiteral("json"));
   QJsonObject out = result.fields;
   out.insert(QStringLiteral("ok"), !result.failure.has_value());

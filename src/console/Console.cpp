@@ -511,6 +511,7 @@ void Console::onRdpConnected(QSize desktop) {
          QJsonObject{{QStringLiteral("width"), desktop.width()},
                      {QStringLiteral("height"), desktop.height()},
                      {QStringLiteral("security"), m_rdp->securityProtocol()},
+                     {QStringLiteral("channels"), m_rdp->channelReport().connectedJson()},
                      {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
   m_control->send(QStringLiteral("phase"),
                   QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},
@@ -715,8 +716,11 @@ void Console::finishTeardown(const Failure& reason) {
                      {QStringLiteral("buffers_wiped"), wipes.value(QStringLiteral("buffers_wiped"))},
                      {QStringLiteral("wiped"), wipes.value(QStringLiteral("wiped"))},
                      {QStringLiteral("not_wiped"), wipes.value(QStringLiteral("not_wiped"))}});
-  record(QStringLiteral("closed"), QJsonObject{{QStringLiteral("code"), refusalName(reason.code)},
-                                               {QStringLiteral("message"), reason.message}});
+  QJsonObject closed{{QStringLiteral("code"), refusalName(reason.code)},
+                     {QStringLiteral("message"), reason.message}};
+  if (m_rdp) // the session's channels, as they happened (RDP_CHANNEL_REFUSED: refused creates)
+    closed.insert(QStringLiteral("channels"), m_rdp->channelReport().closedJson());
+  record(QStringLiteral("closed"), closed);
   m_control->send(QStringLiteral("closed"),
                   QJsonObject{{QStringLiteral("reason"), refusalName(reason.code)},
                               {QStringLiteral("message"), reason.message},

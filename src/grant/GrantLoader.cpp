@@ -1,9 +1,9 @@
 #include "grant/GrantLoader.h"
 
+#include "common/LibvirtUriRule.h"
 #include "common/StrictJson.h"
 #include "grant/GrantSignature.h"
 #include "grant/KeyboardLayout.h"
-#include "grant/LibvirtUriRule.h"
 
 #include <QCryptographicHash>
 #include <QFile>

@@ -42,12 +42,16 @@ SSIZE_T noRetry(freerdp*, const char*, size_t, void*) {
 int ignoreLogonErrorInfo(freerdp*, UINT32, UINT32) {
   return 1;
 }
+// FreeRDP follows a Server Redirection PDU when Redirect is NULL (ConnectGuard.h); refuse it.
+BOOL refuseRedirect(freerdp*) {
+  return FALSE;
+}
 
 } // namespace
 
 void ClientBaseline::installRefusingCallbacks(freerdp* instance) {
-  instance->LoadChannels = nullptr; // no add-ins, no static or dynamic channels
-  instance->Redirect = nullptr;
+  instance->LoadChannels = nullptr;     // no add-ins, no static or dynamic channels
+  instance->Redirect = &refuseRedirect; // the session replaces it with ConnectGuard's
   instance->PostFinalDisconnect = nullptr;
   instance->Authenticate = &refuseAuthenticate;
   instance->GatewayAuthenticate = &refuseAuthenticate;

@@ -4,8 +4,10 @@
 //
 // - Callbacks: every interactive default freerdp_client_context_new installs (stdin prompts,
 //   certificate store, gateway/smartcard/token dialogs, retry) is replaced with a refusal;
-//   no add-ins or channels are loaded; redirection is refused. The caller then sets its own
-//   VerifyX509Certificate (the pin decides) and LogonErrorInfo.
+//   no add-ins or channels are loaded; a Server Redirection PDU is refused (Redirect returns
+//   FALSE; NULL would follow it). The caller then sets its own VerifyX509Certificate (the pin
+//   decides) and LogonErrorInfo; the session also its own Redirect (ConnectGuard records what
+//   it refused).
 // - Settings: loopback target, a private empty ConfigPath, the certificate decided only by
 //   VerifyX509Certificate (no store, no auto-accept), TLS or NLA only (no legacy RDP
 //   security), no channel, redirection, audio, clipboard or device of any kind, nothing

@@ -8,14 +8,17 @@
 
 namespace gc {
 
+class GraphicsPipeline;
 class RdpSession;
 
 struct RdpContext {
   rdpClientContext common;
   RdpSession* session;
-  pTransportRWFkt originalWritePdu;   // FreeRDP's own, wrapped to trace PDU order
-  pTCPConnect originalTcpConnect;     // FreeRDP's own, wrapped to keep a handle for abort()
-  pSurfaceFrameMarker gdiFrameMarker; // FreeRDP GDI's, chained after ours (frame boundaries)
+  pTransportRWFkt originalWritePdu;               // FreeRDP's own, wrapped to trace PDU order
+  pTCPConnect originalTcpConnect;                 // FreeRDP's own, wrapped to keep a handle for abort()
+  pSurfaceFrameMarker gdiFrameMarker;             // FreeRDP GDI's, chained after ours (frame boundaries)
+  GraphicsPipeline* pipeline;                     // the session's, for the channel callbacks
+  pReceiveChannelData originalReceiveChannelData; // FreeRDP's, after our create-request watch
 };
 
 } // namespace gc

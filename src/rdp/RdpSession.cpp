@@ -1,10 +1,9 @@
 #include "rdp/RdpSession.h"
 
-#include "rdp/CertificatePin.h"
-#include "rdp/ClientBaseline.h"
 #include "rdp/DisconnectUltimatum.h"
-#include "rdp/PointerEncoder.h"
+#include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
+#include "rdp/SessionSetup.h"
 #include "rdp/WLogRouter.h"
 
 #include <QFile>
@@ -35,13 +34,6 @@ namespace gc {
 
 namespace {
 
-RdpSession* sessionOf(rdpContext* context) {
-  return reinterpret_cast<RdpContext*>(context)->session;
-}
-RdpSession* sessionOf(freerdp* instance) {
-  return sessionOf(instance->context);
-}
-
 // Overwrites FreeRDP's copy of a secret setting in place, then drops it. The copies FreeRDP
 // 3.10 makes where no pointer of ours reaches (the settings backup, NLA's UTF-16 identities,
 // CredSSP buffers, some freed without zeroing: https://github.com/FreeRDP/FreeRDP/issues/12531)
@@ -50,12 +42,6 @@ void wipeSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key) 
   if (char* value = freerdp_settings_get_string_writable(settings, key))
     explicit_bzero(value, std::strlen(value));
   freerdp_settings_set_string(settings, key, nullptr);
-}
-
-bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, const SecureBuffer& value) {
-  if (value.isEmpty())
-    return freerdp_settings_set_string(settings, key, nullptr);
-  return freerdp_settings_set_string_len(settings, key, value.constData(), value.size());
 }
 
 bool isAuthError(UINT32 error) {
@@ -83,186 +69,7 @@ bool isAuthError(UINT32 error) {
 
 } // namespace
 
-// The FreeRDP callbacks: the refusing baseline (ClientBaseline) plus the session's own
-// lifecycle hooks and the pin check.
-struct RdpCallbacks {
-  static BOOL clientNew(freerdp* instance, rdpContext* context) {
-    auto* ctx = reinterpret_cast<RdpContext*>(context);
-    ctx->session = nullptr;
-    ctx->originalWritePdu = nullptr;
-    ctx->originalTcpConnect = nullptr;
-    instance->PreConnect = &preConnect;
-    instance->PostConnect = &postConnect;
-    instance->PostDisconnect = &postDisconnect;
-    ClientBaseline::installRefusingCallbacks(instance);
-    instance->Redirect = &refuseRedirect; // NULL would let FreeRDP follow it (ConnectGuard.h)
-    instance->VerifyX509Certificate = &verifyX509Certificate;
-    instance->LogonErrorInfo = &logonErrorInfo;
-    return TRUE;
-  }
-  static void clientFree(freerdp*, rdpContext*) {}
-
-  // A Server Redirection PDU: the old connection is closed, the new one not yet opened.
-  static BOOL refuseRedirect(freerdp* instance) {
-    sessionOf(instance)->m_guard.refuseRedirection(instance->context->settings);
-    return FALSE;
-  }
-
-  static int logonErrorInfo(freerdp*, UINT32 data, UINT32 type) {
-    qCWarning(lcRdp) << "logon error info" << data << type;
-    return 1;
-  }
-
-  // The pin alone decides. FreeRDP calls this after the TLS handshake and before CredSSP
-  // (NLA) or the MCS connect (TLS), i.e. before any credential leaves the process.
-  static int verifyX509Certificate(freerdp* instance, const BYTE* pem, size_t length, const char*, UINT16,
-                                   DWORD flags) {
-    RdpSession* self = sessionOf(instance);
-    self->m_certChecked = true;
-    // A redirect or gateway hop would be a different server: refused outright.
-    if (flags & (VERIFY_CERT_FLAG_GATEWAY | VERIFY_CERT_FLAG_REDIRECT)) {
-      qCWarning(lcRdp) << "refusing certificate of a redirected/gateway connection";
-      return 0;
-    }
-    const auto digest = CertificatePin::leafSha256FromPem(
-        QByteArrayView(reinterpret_cast<const char*>(pem), qsizetype(length)));
-    if (!digest) {
-      qCWarning(lcRdp) << "guest certificate could not be parsed";
-      return 0;
-    }
-    const bool accept = self->m_config.unpinned || CertificatePin::matches(*digest, self->m_config.pinSha256);
-    self->m_certAccepted = accept;
-    return accept ? 1 : 0;
-  }
-
-  static int writePdu(rdpTransport* transport, wStream* s) {
-    auto* ctx = reinterpret_cast<RdpContext*>(transport_get_context(transport));
-    RdpSession* self = ctx->session;
-    ++(self->m_certChecked ? self->m_pdusAfterCert : self->m_pdusBeforeCert);
-    return ctx->originalWritePdu(transport, s);
-  }
-
-  // FreeRDP's own connect (loopback only, watches the abort event), then a duplicate of
-  // the socket for abort(): see RdpSession::m_abortSocket. ConnectGuard admits connects to the
-  // granted 127.0.0.1 port only, and none once the session is established, before any socket exists.
-  static int tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
-                        DWORD timeout) {
-    auto* ctx = reinterpret_cast<RdpContext*>(context);
-    if (!ctx->session->m_guard.admitConnect(hostname, port)) {
-      freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
-      return -1;
-    }
-    const int fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
-    if (fd >= 0)
-      ctx->session->adoptSocket(fd);
-    return fd;
-  }
-
-  static BOOL preConnect(freerdp* instance) {
-    auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
-    // freerdp_connect() clears the abort event before calling us, so an abort() that
-    // landed before that would be lost; abort() sets m_aborting before the event.
-    if (ctx->session->m_aborting)
-      return FALSE;
-    // Wrap the PDU writer to record the order of writes vs. the certificate decision,
-    // and the TCP connect to keep a handle on the socket.
-    rdpTransportIo io = *freerdp_get_io_callbacks(instance->context);
-    if (io.WritePdu == &writePdu)
-      return TRUE;
-    ctx->originalWritePdu = io.WritePdu;
-    io.WritePdu = &writePdu;
-    ctx->originalTcpConnect = io.TCPConnect;
-    io.TCPConnect = &tcpConnect;
-    return freerdp_set_io_callbacks(instance->context, &io);
-  }
-
-  static BOOL postConnect(freerdp* instance) {
-    reinterpret_cast<RdpContext*>(instance->context)->session->m_guard.seal();
-    if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
-      return FALSE;
-    rdpUpdate* update = instance->context->update;
-    update->BeginPaint = &beginPaint;
-    update->EndPaint = &endPaint;
-    update->DesktopResize = &desktopResize;
-    reinterpret_cast<RdpContext*>(instance->context)->gdiFrameMarker = update->SurfaceFrameMarker;
-    update->SurfaceFrameMarker = &surfaceFrameMarker;
-    return TRUE;
-  }
-
-  // The server's frame boundaries (MS-RDPBCGR 2.2.9.2.3): hold a frame's updates back until
-  // its end, then chain to FreeRDP's GDI handler (it sends the frame acknowledgement).
-  static BOOL surfaceFrameMarker(rdpContext* context, const SURFACE_FRAME_MARKER* marker) {
-    RdpSession* self = sessionOf(context);
-    if (marker->frameAction == SURFACECMD_FRAMEACTION_BEGIN) {
-      self->m_frames.beginFrame();
-    } else if (marker->frameAction == SURFACECMD_FRAMEACTION_END && self->m_frames.endFrame()) {
-      self->postToMain([self] { self->handOutFrame(); });
-    }
-    const pSurfaceFrameMarker chained = reinterpret_cast<RdpContext*>(context)->gdiFrameMarker;
-    return chained ? chained(context, marker) : TRUE;
-  }
-
-  static void postDisconnect(freerdp* instance) {
-    // gdi_free releases the desktop surface without zeroing it: guest pixels (issue 16.5).
-    if (rdpGdi* gdi = instance->context->gdi; gdi && gdi->primary_buffer)
-      explicit_bzero(gdi->primary_buffer, std::size_t(gdi->stride) * gdi->height);
-    gdi_free(instance);
-  }
-
-  static BOOL beginPaint(rdpContext* context) {
-    rdpGdi* gdi = context->gdi;
-    if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
-      return FALSE;
-    HGDI_WND hwnd = gdi->primary->hdc->hwnd;
-    hwnd->invalid->null = TRUE;
-    hwnd->ninvalid = 0;
-    return TRUE;
-  }
-
-  // Runs on the worker inside FreeRDP's update processing: the only place the GDI buffer
-  // is read. The dirty rectangles go into the session's frame pool (DesktopFrames), which
-  // copies only the pixels that changed.
-  static BOOL endPaint(rdpContext* context) {
-    rdpGdi* gdi = context->gdi;
-    if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
-      return FALSE;
-    HGDI_WND hwnd = gdi->primary->hdc->hwnd;
-    if (hwnd->invalid->null || hwnd->ninvalid <= 0)
-      return TRUE;
-    RdpSession* self = sessionOf(context);
-    QVarLengthArray<QRect, 16> rects;
-    for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
-      const GDI_RGN& r = hwnd->cinvalid[i];
-      rects.append(QRect(r.x, r.y, r.w, r.h));
-    }
-    hwnd->invalid->null = TRUE;
-    hwnd->ninvalid = 0;
-    const DesktopFrames::Absorbed absorbed = self->m_frames.absorb(
-        gdi->primary_buffer, qsizetype(gdi->stride), QSize(int(gdi->width), int(gdi->height)),
-        std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
-    if (absorbed.firstPending)
-      self->postToMain([self] { self->handOutFrame(); });
-    // startGuestSync() arms its request under m_ioMutex, which this update holds: the update
-    // is wholly before the request or wholly after it.
-    self->m_guestSync.noteUpdate(std::span<const QRect>(rects.constData(), std::size_t(rects.size())),
-                                 absorbed.changed);
-    return TRUE;
-  }
-
-  static BOOL desktopResize(rdpContext* context) {
-    rdpSettings* settings = context->settings;
-    const UINT32 w = freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth);
-    const UINT32 h = freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight);
-    if (!gdi_resize(context->gdi, w, h))
-      return FALSE;
-    RdpSession* self = sessionOf(context);
-    if (self->m_frames.resize(QSize(int(w), int(h))))
-      self->postToMain([self] { self->handOutFrame(); });
-    return TRUE;
-  }
-};
-
-RdpSession::RdpSession(QObject* parent) : QObject(parent) {
+RdpSession::RdpSession(QObject* parent) : QObject(parent), m_gfx(std::make_unique<GraphicsPipeline>()) {
   qRegisterMetaType<gc::FrameUpdate>();
   qRegisterMetaType<gc::Failure>();
 }
@@ -309,42 +116,14 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
 
   WLogRouter::install();
 
-  RDP_CLIENT_ENTRY_POINTS entry{};
-  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
-  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
-  entry.ContextSize = sizeof(RdpContext);
-  entry.ClientNew = &RdpCallbacks::clientNew;
-  entry.ClientFree = &RdpCallbacks::clientFree;
+  RDP_CLIENT_ENTRY_POINTS entry = SessionSetup::entryPoints();
   m_context = freerdp_client_context_new(&entry);
   if (!m_context)
     return fail(Refusal::Internal, QStringLiteral("cannot create the FreeRDP context"));
   reinterpret_cast<RdpContext*>(m_context)->session = this;
+  reinterpret_cast<RdpContext*>(m_context)->pipeline = m_gfx.get();
 
-  rdpSettings* s = m_context->settings;
-  bool ok = ClientBaseline::apply(
-      s, ClientTarget{m_config.host, m_config.port, m_config.configDir, m_config.connectTimeoutMs,
-                      m_config.desktopWidth, m_config.desktopHeight, m_config.keyboardLayout,
-                      m_config.keyboardType, m_config.keyboardSubType, m_config.keyboardFunctionKey});
-  const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
-      // Plain bitmap updates into a software GDI; no codecs that need extra pipelines.
-      {FreeRDP_SoftwareGdi, true},
-      {FreeRDP_SupportGraphicsPipeline, false},
-      {FreeRDP_RemoteFxCodec, false},
-      {FreeRDP_NSCodec, false},
-      {FreeRDP_GfxH264, false},
-      {FreeRDP_JpegCodec, false},
-      {FreeRDP_DesktopResize, true},
-      {FreeRDP_AsyncUpdate, false},
-      // transport_write waits until the buffered BIO has handed the bytes to the socket:
-      // what makes sendKey/sendPointer "written and flushed" on return.
-      {FreeRDP_WaitForOutputBufferFlush, true},
-  };
-  for (const auto& [key, value] : bools)
-    ok = ok && freerdp_settings_set_bool(s, key, value);
-  ok = ok && freerdp_settings_set_uint32(s, FreeRDP_ColorDepth, 32);
-  ok = ok && setSecretSetting(s, FreeRDP_Username, credentials.username) &&
-       setSecretSetting(s, FreeRDP_Password, credentials.password) &&
-       setSecretSetting(s, FreeRDP_Domain, credentials.domain);
+  const bool ok = SessionSetup::configure(m_context->settings, m_config, credentials);
   if (!ok) {
     freeContext();
     return fail(Refusal::Internal, QStringLiteral("cannot configure FreeRDP"));
@@ -395,6 +174,7 @@ void RdpSession::run() {
     return;
   }
   scrubCredentialResidue();
+  m_gfx->noteConnected(instance);
 
   const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
   m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
@@ -657,11 +437,7 @@ Status RdpSession::sendKey(quint16 scancode, bool down) {
   std::lock_guard io(m_ioMutex);
   if (m_state != State::Connected || m_aborting || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
-  const UINT32 code = MAKE_RDP_SCANCODE(scancode & 0xFF, prefix == 0xE0);
-  if (!freerdp_input_send_keyboard_event_ex(m_context->input, down, FALSE, code))
-    return Failure{Refusal::InputSendFailed, QStringLiteral("the key event could not be written")};
-  m_heldKeys.set(std::size_t(scancode & 0xFF) + (prefix == 0xE0 ? 256 : 0), down);
-  return success();
+  return m_input.sendKey(m_context->input, scancode, down);
 }
 
 Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written) {
@@ -678,59 +454,41 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
   std::lock_guard io(m_ioMutex);
   if (m_state != State::Connected || m_aborting || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
-  const bool moved = x != m_sentX || y != m_sentY;
-  for (quint16 flags : PointerEncoder::encode(m_sentButtons, buttons, moved, wheel)) {
-    if (!freerdp_input_send_mouse_event(m_context->input, flags, x, y))
-      return Failure{Refusal::InputSendFailed, QStringLiteral("the pointer event could not be written")};
-    ++sent;
-    // Track what the guest has seen, edge by edge, so a failed send is not replayed wrongly.
-    if (flags & PTR_FLAGS_BUTTON1)
-      m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Left) |
-                             ((flags & PTR_FLAGS_DOWN) ? PointerEncoder::Left : 0));
-    if (flags & PTR_FLAGS_BUTTON2)
-      m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Right) |
-                             ((flags & PTR_FLAGS_DOWN) ? PointerEncoder::Right : 0));
-    if (flags & PTR_FLAGS_BUTTON3)
-      m_sentButtons = quint8((m_sentButtons & ~PointerEncoder::Middle) |
-                             ((flags & PTR_FLAGS_DOWN) ? PointerEncoder::Middle : 0));
-    m_sentX = x;
-    m_sentY = y;
-  }
-  return success();
+  return m_input.sendPointer(m_context->input, x, y, buttons, wheel, sent);
 }
 
 RdpSession::Released RdpSession::held() const {
   std::lock_guard io(m_ioMutex);
-  return {int(m_heldKeys.count()), int(std::bitset<8>(m_sentButtons).count())};
+  const InputState::Held h = m_input.held();
+  return {int(h.keys.count()), int(std::bitset<8>(h.buttons).count())};
 }
 
 Outcome<RdpSession::Released> RdpSession::releaseHeld() {
   Released released;
-  std::bitset<512> keys;
-  quint8 buttons = 0;
-  quint16 x = 0, y = 0;
+  InputState::Held h;
   {
     std::lock_guard io(m_ioMutex);
-    keys = m_heldKeys;
-    buttons = m_sentButtons;
-    x = quint16(std::max(m_sentX, 0));
-    y = quint16(std::max(m_sentY, 0));
+    h = m_input.held();
   }
   // Only the main thread sends, so nothing can be pressed between the copy and the sends.
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!keys.test(i))
+  for (std::size_t i = 0; i < h.keys.size(); ++i) {
+    if (!h.keys.test(i))
       continue;
     const auto scancode = quint16((i >= 256 ? 0xE000 : 0) | (i & 0xFF));
     if (Status s = sendKey(scancode, false); !s.ok())
       return s.failure();
     ++released.keys;
   }
-  if (buttons) {
-    if (Status s = sendPointer(x, y, 0, 0); !s.ok())
+  if (h.buttons) {
+    if (Status s = sendPointer(h.x, h.y, 0, 0); !s.ok())
       return s.failure();
-    released.buttons = int(std::bitset<8>(buttons).count());
+    released.buttons = int(std::bitset<8>(h.buttons).count());
   }
   return released;
+}
+
+ChannelReport::Snapshot RdpSession::channelReport() const {
+  return m_gfx->report();
 }
 
 QString RdpSession::securityProtocol() const {

@@ -1,8 +1,10 @@
 // RdpSession: the one class that drives FreeRDP for the console's single guest connection.
 //
 // Thread affinity: the object lives on the main thread; signals are delivered there.
-// FreeRDP's connect and event loop run on a worker thread the session owns. Static
-// FreeRDP callbacks (RdpSession.cpp) recover `this` from RdpContext and run on the worker.
+// FreeRDP's connect and event loop run on a worker thread the session owns. The static
+// FreeRDP callbacks recover `this` from RdpContext and run on the worker, one file per stage:
+// SessionSetup (connection, settings), FrameMarking (paints -> DesktopFrames), InputState
+// (sends, held keys), GuestSync (the lock's sync); RdpSession.cpp keeps the lifecycle.
 // Input (sendKey/sendPointer) may be called from the main thread (only the input gate does);
 // it is serialized with the event loop by m_ioMutex.
 // Lock order: m_lifecycleMutex, then m_ioMutex (never the reverse); m_socketMutex,
@@ -18,10 +20,12 @@
 #include "common/Outcome.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
+#include "rdp/ChannelReport.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopFrames.h"
 #include "rdp/FrameUpdate.h"
 #include "rdp/GuestSync.h"
+#include "rdp/InputState.h"
 #include "rdp/RdpConfig.h"
 
 #include <QDeadlineTimer>
@@ -34,6 +38,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -41,7 +46,9 @@ struct rdp_context;
 
 namespace gc {
 
-struct RdpCallbacks;
+class GraphicsPipeline;
+struct SessionSetup;
+struct FrameMarking;
 
 class RdpSession : public QObject {
   Q_OBJECT
@@ -135,6 +142,10 @@ public:
   // The one-connection / no-redirection guard: what it admitted and refused (ConnectGuard.h).
   const ConnectGuard& connectGuard() const { return m_guard; }
 
+  // The virtual channels: static joined, the graphics pipeline, dynamic opened and refused
+  // (ChannelReport.h). Any thread; kept after abort().
+  ChannelReport::Snapshot channelReport() const;
+
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
@@ -145,7 +156,8 @@ signals:
   void closed();                           // after abort()
 
 private:
-  friend struct RdpCallbacks;
+  friend struct SessionSetup;
+  friend struct FrameMarking;
 
   void run(); // worker thread
   Failure classifyConnectFailure() const;
@@ -195,14 +207,11 @@ private:
   int m_abortSocket = -1;
   std::atomic<bool> m_socketConnected{false};
 
-  // Input state as last sent (guarded by m_ioMutex): pressed keys by index (low byte, +256
-  // for 0xE0 extended) and pressed buttons.
-  std::bitset<512> m_heldKeys;
-  quint8 m_sentButtons = 0;
-  int m_sentX = -1, m_sentY = -1;
+  InputState m_input; // what was sent and is held (guarded by m_ioMutex)
 
-  DesktopFrames m_frames; // written by the worker's EndPaint, taken on the main thread
-  ConnectGuard m_guard;   // its hooks run on the worker
+  DesktopFrames m_frames;                  // written by the worker's EndPaint, taken on the main thread
+  ConnectGuard m_guard;                    // its hooks run on the worker
+  std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker
 
   // The password's forms (UTF-8, UTF-16LE, NT hash, NTOWFv2), kept (locked, dump-excluded)
   // only until the worker has scrubbed FreeRDP's copies of them after the login; the report.

@@ -1,6 +1,6 @@
 #include "vm/LibvirtConnection.h"
 
-#include "grant/LibvirtUriRule.h"
+#include "common/LibvirtUriRule.h"
 #include "vm/VmLog.h"
 
 #include <libvirt/libvirt.h>

@@ -136,6 +136,38 @@ QString ConsoleRig::writeGrant() {
   return grantPath;
 }
 
+bool ConsoleRig::prepare(const QStringList& guestArgs) {
+  if (!startGuest(guestArgs)) {
+    failure = QStringLiteral("the test guest did not start");
+    return false;
+  }
+  if (writeGrant().isEmpty()) {
+    failure = QStringLiteral("the grant could not be written");
+    return false;
+  }
+  return true;
+}
+
+bool ConsoleRig::openSession(Reach reach, const QStringList& guestArgs) {
+  if (!prepare(guestArgs))
+    return false;
+  if (const Status opened = openConsole(); !opened.ok()) {
+    failure = QStringLiteral("open: ") + opened.failure().toString();
+    return false;
+  }
+  if (reach == Reach::Opened)
+    return true;
+  if (!connectGuest()) {
+    failure = QStringLiteral("no guest session after the credentials");
+    return false;
+  }
+  if (reach == Reach::Panel && !connectPanel()) {
+    failure = QStringLiteral("the panel got no welcome");
+    return false;
+  }
+  return true;
+}
+
 gc::Status ConsoleRig::openConsole() {
   events = std::make_unique<LibvirtEventLoop>();
   if (Status s = events->start(); !s.ok())

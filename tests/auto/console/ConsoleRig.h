@@ -33,8 +33,18 @@ struct GrantSpec {
 
 class ConsoleRig {
 public:
+  // How far openSession() goes: the console open (waiting for credentials), logged in to the
+  // guest, or with a panel connected and welcomed as well.
+  enum class Reach { Opened, LoggedIn, Panel };
+
   explicit ConsoleRig(GrantSpec spec = {});
   ~ConsoleRig();
+
+  // startGuest() + writeGrant(): everything a console needs before it opens.
+  bool prepare(const QStringList& guestArgs = {});
+  // prepare(), openConsole(), then as far as `reach`. False names the failed step in `failure`.
+  bool openSession(Reach reach = Reach::Panel, const QStringList& guestArgs = {});
+  QString failure;
 
   bool startGuest(const QStringList& extraArgs = {});
   QString writeGrant();

@@ -11,11 +11,14 @@
 #include "testguest/IdentityMarker.h"
 #include "vm/testsupport/DomainControl.h"
 
+#include <QCryptographicHash>
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTest>
@@ -108,6 +111,41 @@ bool guestSawEveryClientGo(ConsoleRig& rig) {
                                 int(rig.guest.events(QStringLiteral("client_connected")).size()));
 }
 
+// `guest-console check` on the rig's grant, as an operator runs it: its exit status, its --json
+// object, and the evidence logs it left.
+struct CheckRun {
+  int status = -1;
+  QJsonObject json;
+  QStringList newLogs;
+};
+CheckRun runCheckCommand(ConsoleRig& rig, const QStringList& extra = {}) {
+  CheckRun run;
+  const QString key = rig.dir.filePath(QStringLiteral("issuer.pub"));
+  QFile pem(key);
+  if (!pem.open(QIODevice::WriteOnly | QIODevice::Truncate) || pem.write(rig.issuerPublicPem) < 0)
+    return run;
+  pem.close();
+  const QDir evidence(rig.dir.filePath(QStringLiteral("state/evidence")));
+  const QStringList before = evidence.entryList({QStringLiteral("*.jsonl")}, QDir::Files);
+  QProcess p;
+  p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+  p.start(QStringLiteral(GC_CONSOLE_BINARY),
+          QStringList{QStringLiteral("check"), QStringLiteral("--grant"), rig.grantPath,
+                      QStringLiteral("--json"), QStringLiteral("--state-dir"),
+                      rig.dir.filePath(QStringLiteral("state")), QStringLiteral("--runtime-dir"),
+                      rig.dir.path(), QStringLiteral("--issuer-key"), key,
+                      QStringLiteral("--test-ledger-dir"), rig.ledgerDir} +
+              extra);
+  if (!p.waitForFinished(60000))
+    return run;
+  run.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  run.json = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+  for (const QString& name : evidence.entryList({QStringLiteral("*.jsonl")}, QDir::Files))
+    if (!before.contains(name))
+      run.newLogs << evidence.filePath(name);
+  return run;
+}
+
 bool reachedPhase(const ConsoleRig& rig, const QString& phase) {
   for (const auto& o : rig.controlEvents(QStringLiteral("phase")))
     if (o.value(QStringLiteral("phase")).toString() == phase)
@@ -122,8 +160,7 @@ class tst_Console : public QObject {
 private slots:
   void opensBindsAndReachesSetup() {
     ConsoleRig rig(GrantSpec{600, {}, false, QString::fromLatin1(kSentinelPassword)});
-    QVERIFY(rig.startGuest({QStringLiteral("--marker"), QStringLiteral("0x600dcafe")}));
-    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.prepare({QStringLiteral("--marker"), QStringLiteral("0x600dcafe")}));
     g_log.clear();
     auto previous = qInstallMessageHandler(captureLog);
     const Status opened = rig.openConsole();
@@ -173,6 +210,48 @@ private slots:
                          .value(QStringLiteral("evidence_head"))
                          .toString()
                          .toLatin1());
+    // The channel report, from what the session saw: only drdynvc in the Connect Initial; this
+    // guest opens no graphics pipeline (the legacy path) and asks for no other channel.
+    const QJsonObject connectedChannels = evidenceEntries(rig, QStringLiteral("connected"))
+                                              .value(0)
+                                              .value(QStringLiteral("channels"))
+                                              .toObject();
+    QCOMPARE(connectedChannels.value(QStringLiteral("static_requested")).toArray(),
+             QJsonArray{QStringLiteral("drdynvc")});
+    const QJsonObject closedChannels =
+        evidenceEntries(rig, QStringLiteral("closed")).value(0).value(QStringLiteral("channels")).toObject();
+    QCOMPARE(closedChannels.value(QStringLiteral("gfx")).toBool(true), false);
+    QCOMPARE(closedChannels.value(QStringLiteral("dynamic_refused_total")).toInt(-1), 0);
+  }
+
+  // Against the test guest's GFX mode the console opens RDPGFX and nothing else; every other
+  // channel the guest offers is refused and counted by name in the evidence.
+  void evidenceCountsEveryRefusedChannel() {
+    ConsoleRig rig(GrantSpec{600, {}, false, QString::fromLatin1(kSentinelPassword)});
+    const QStringList offered{QStringLiteral("CLIPRDR"), QStringLiteral("AUDIO_INPUT")};
+    QVERIFY(rig.startGuest({QStringLiteral("--graphics"), QStringLiteral("gfx"),
+                            QStringLiteral("--offer-dvc"), offered.join(u',')}));
+    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    QVERIFY(rig.connectGuest());
+    QVERIFY(rig.connectPanel());
+    QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.guest.events(QStringLiteral("dvc_create")).size() >= offered.size() + 1,
+                             15000);
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    const QJsonObject channels =
+        evidenceEntries(rig, QStringLiteral("closed")).value(0).value(QStringLiteral("channels")).toObject();
+    QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(), true);
+    QCOMPARE(channels.value(QStringLiteral("static_joined")).toArray(),
+             QJsonArray{QStringLiteral("drdynvc")});
+    QCOMPARE(channels.value(QStringLiteral("code")).toString(), QStringLiteral("RDP_CHANNEL_REFUSED"));
+    const QJsonObject refused = channels.value(QStringLiteral("dynamic_refused")).toObject();
+    QCOMPARE(refused.size(), offered.size());
+    for (const QString& name : offered)
+      QCOMPARE(refused.value(name).toInt(), 1);
+    QCOMPARE(channels.value(QStringLiteral("dynamic_refused_total")).toInt(), int(offered.size()));
   }
 
   // A panel that could not paint two frames acknowledges neither (the worst case: both
@@ -180,11 +259,7 @@ private slots:
   // frames and sends the whole desktop again, so the stream never stalls.
   void refreshesTheWholeDesktopWhenThePanelCannotPaint() {
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
-    QVERIFY(rig.connectPanel());
+    QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
     const QSize desktop(
         rig.panelMessages(QStringLiteral("welcome")).value(0).value(QStringLiteral("width")).toInt(),
@@ -217,11 +292,7 @@ private slots:
   // PHASE_LOCKED and never reach it.
   void drainsAcceptedEventsBeforeCapture() {
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
-    QVERIFY(rig.connectPanel());
+    QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     const int before = guestInputs(rig.guest).size();
     quint64 seq = 0;
     for (int i = 0; i < 40; ++i)
@@ -379,11 +450,7 @@ private slots:
   void heldInputIsReleasedBeforeTheAction() {
     QFETCH(QString, by);
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
-    QVERIFY(rig.connectPanel());
+    QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     const int before = guestInputs(rig.guest).size();
     rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":1,\"scancode\":29,\"down\":true}"));
     rig.panel.sendTextMessage(QStringLiteral("{\"type\":\"key\",\"seq\":2,\"scancode\":42,\"down\":true}"));
@@ -440,11 +507,7 @@ private slots:
   void expiryIsDecidedAtEveryGate() {
     QFETCH(QString, gate);
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
-    QVERIFY(rig.connectPanel());
+    QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     if (gate == QLatin1String("capture") || gate == QLatin1String("action")) {
       rig.sendControl("{\"cmd\":\"lock\"}");
       QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING")));
@@ -501,11 +564,7 @@ private slots:
   // capture never starts and the sync is cancelled.
   void panicDuringTheGuestSyncIsPrompt() {
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
-    QVERIFY(rig.connectPanel());
+    QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     rig.guest.command("{\"cmd\":\"workload\",\"mode\":\"typing\"}");
     rig.sendControl("{\"cmd\":\"lock\"}");
     QVERIFY(rig.waitPhase(QStringLiteral("READ_ONLY")));
@@ -565,10 +624,7 @@ private slots:
     QFETCH(QString, confirmedBy);
     QFETCH(QString, refresh);
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn), qPrintable(rig.failure));
     QVERIFY(guestCaughtUp(rig));
     rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
     QVERIFY(rig.guest.waitForEvent(QStringLiteral("refresh_mode")));
@@ -621,11 +677,7 @@ private slots:
     if (cause == QLatin1String("expire"))
       spec.lifetimeSeconds = 4;
     ConsoleRig rig(spec);
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
-    QVERIFY(rig.connectPanel());
+    QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     const QString runDir = rig.console->runDirectory();
     QElapsedTimer t;
     t.start();
@@ -677,10 +729,7 @@ private slots:
   void panicFromEveryRestingPhase() {
     QFETCH(QString, phase);
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
-    QVERIFY(rig.connectGuest());
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn), qPrintable(rig.failure));
     if (phase != QLatin1String("SETUP")) {
       rig.sendControl("{\"cmd\":\"lock\"}");
       QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING")));
@@ -727,8 +776,7 @@ private slots:
     if (what == QLatin1String("unsigned"))
       spec.signGrant = false;
     ConsoleRig rig(spec);
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.prepare());
     if (what == QLatin1String("wrong-key")) // the console trusts a key that did not sign the grant
       rig.issuerPublicPem = ConsoleRig().issuerPublicPem;
     if (what == QLatin1String("no-key"))
@@ -762,6 +810,77 @@ private slots:
     QVERIFY(QDir(rig.dir.filePath(QStringLiteral("guest-console/runs"))).isEmpty());
   }
 
+  // Every `check` leaves one evidence log of its own: a refusal's entry carries the code the
+  // operator was shown, a bound check's entry what it bound; nothing is consumed.
+  void checkLeavesAnEvidenceEntry_data() {
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<QString>("code"); // empty: bound
+    QTest::newRow("bound") << "bound"
+                           << "";
+    QTest::newRow("bound, pin probed") << "probe"
+                                       << "";
+    QTest::newRow("expired grant") << "expired"
+                                   << "GRANT_EXPIRED";
+    QTest::newRow("unsigned grant, key configured") << "unsigned"
+                                                    << "GRANT_SIGNATURE";
+    QTest::newRow("wrong pin, probed") << "pin"
+                                       << "GUEST_CERT_MISMATCH";
+  }
+  void checkLeavesAnEvidenceEntry() {
+    QFETCH(QString, what);
+    QFETCH(QString, code);
+    GrantSpec spec;
+    if (what == QLatin1String("expired"))
+      spec.lifetimeSeconds = -1;
+    if (what == QLatin1String("unsigned"))
+      spec.signGrant = false;
+    if (what == QLatin1String("pin"))
+      spec.pin = QString(64, QLatin1Char('a'));
+    ConsoleRig rig(spec);
+    QVERIFY(rig.prepare());
+    const bool probe = what == QLatin1String("probe") || what == QLatin1String("pin");
+    const CheckRun run =
+        runCheckCommand(rig, probe ? QStringList{QStringLiteral("--probe-cert")} : QStringList{});
+    QCOMPARE(run.status, code.isEmpty() ? 0 : 2);
+    QCOMPARE(run.json.value(QStringLiteral("code")).toString(), code);
+    QCOMPARE(run.newLogs.size(), 1);
+    QVERIFY(QFileInfo(run.newLogs.first()).fileName().startsWith(QStringLiteral("check-")));
+    const auto v = EvidenceLog::verifyFile(run.newLogs.first());
+    QVERIFY2(v.ok, qPrintable(v.error));
+    QCOMPARE(v.lines, quint64(1));
+    QFile log(run.newLogs.first());
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QJsonObject entry = QJsonDocument::fromJson(log.readLine()).object();
+    QCOMPARE(entry.value(QStringLiteral("command")).toString(), QStringLiteral("check"));
+    QFile grant(rig.grantPath);
+    QVERIFY(grant.open(QIODevice::ReadOnly));
+    const QString digest =
+        QString::fromLatin1(QCryptographicHash::hash(grant.readAll(), QCryptographicHash::Sha256).toHex());
+    if (code.isEmpty()) {
+      QCOMPARE(entry.value(QStringLiteral("event")).toString(), QStringLiteral("checked"));
+      QCOMPARE(entry.value(QStringLiteral("grant_digest")).toString(), digest);
+      QCOMPARE(entry.value(QStringLiteral("run")).toString(), rig.runId);
+      QCOMPARE(entry.value(QStringLiteral("vm")).toObject().value(QStringLiteral("uuid")).toString(),
+               rig.uuid);
+      QCOMPARE(entry.value(QStringLiteral("port")).toInt(), int(rig.guest.port()));
+      QCOMPARE(entry.value(QStringLiteral("cert_verified")).toBool(), probe);
+    } else {
+      QCOMPARE(entry.value(QStringLiteral("event")).toString(), QStringLiteral("refused"));
+      QCOMPARE(entry.value(QStringLiteral("code")).toString(), code);
+      QCOMPARE(entry.value(QStringLiteral("message")).toString(),
+               run.json.value(QStringLiteral("message")).toString());
+      if (what == QLatin1String("pin")) // the grant was read: its digest names it
+        QCOMPARE(entry.value(QStringLiteral("grant_digest")).toString(), digest);
+    }
+    // Check consumes nothing: the same grant still opens.
+    if (code.isEmpty()) {
+      const Status opened = rig.openConsole();
+      QVERIFY2(opened.ok(), qPrintable(opened.ok() ? QString() : opened.failure().toString()));
+      rig.sendControl("{\"cmd\":\"close\"}");
+      QTRY_VERIFY(rig.finished);
+    }
+  }
+
   // --allow-unsigned-grants opens an unsigned grant and says so everywhere the pin's
   // absence is shown: ready, the panel's welcome, the evidence.
   void unsignedGrantsAllowedIsVisible() {
@@ -769,8 +888,7 @@ private slots:
     spec.signGrant = false;
     spec.allowUnsigned = true;
     ConsoleRig rig(spec);
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.prepare());
     const Status opened = rig.openConsole();
     QVERIFY2(opened.ok(), qPrintable(opened.ok() ? QString() : opened.failure().toString()));
     QVERIFY(rig.waitControl(QStringLiteral("ready")));
@@ -797,9 +915,7 @@ private slots:
   // A signed grant opened without the opt-out says signed, and not allowed-unsigned.
   void signedGrantIdentitySaysSigned() {
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::Opened), qPrintable(rig.failure));
     QVERIFY(rig.waitControl(QStringLiteral("ready")));
     const QJsonObject identity =
         rig.controlEvents(QStringLiteral("ready")).value(0).value(QStringLiteral("identity")).toObject();
@@ -815,8 +931,7 @@ private slots:
   // consumed: once the run is free the same grant opens.
   void refusesAConsoleForARunThatIsAlreadyOpen() {
     ConsoleRig rig;
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
+    QVERIFY(rig.prepare());
     Outcome<RunLock> live = RunLock::acquire(rig.ledgerDir, rig.runId);
     QVERIFY(live.ok());
     const Status refused = rig.openConsole();
@@ -842,9 +957,7 @@ private slots:
     GrantSpec spec;
     spec.password = QStringLiteral("wrong");
     ConsoleRig rig(spec);
-    QVERIFY(rig.startGuest());
-    QVERIFY(!rig.writeGrant().isEmpty());
-    QVERIFY(rig.openConsole().ok());
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::Opened), qPrintable(rig.failure));
     for (int attempt = 1; attempt <= 3; ++attempt) {
       QVERIFY(rig.waitControl(QStringLiteral("credentials_required"), attempt, 20000));
       rig.sendControl("{\"cmd\":\"credentials\",\"username\":\"op\",\"password\":\"wrong\"}");

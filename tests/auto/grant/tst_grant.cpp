@@ -1,11 +1,11 @@
 // Grant parsing is the first security boundary: every malformed, stale, unsigned or
 // ambiguous grant must be refused with the right code, and never crash.
+#include "common/LibvirtUriRule.h"
 #include "common/StrictJson.h"
 #include "grant/ActionSpec.h"
 #include "grant/GrantLoader.h"
 #include "grant/GrantSignature.h"
 #include "grant/KeyboardLayout.h"
-#include "grant/LibvirtUriRule.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -2,6 +2,7 @@
 // session against the project's test guest (tests/fixtures/testguest/README.md).
 #include "GuestProcess.h"
 #include "rdp/CertificatePin.h"
+#include "rdp/ChannelReport.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpSession.h"
 #include "testguest/IdentityMarker.h"
@@ -195,7 +196,10 @@ private slots:
   // Against the test guest.
   void showsTheGuestsIdentityMarker();
   void followsAGuestDesktopResize();
-  void requestsNoVirtualChannels();
+  void requestsOnlyTheGraphicsPipelineChannel();
+  void fallsBackToBitmapsWithoutGfx();
+  void opensGfxOnTheGuestAndRefusesEveryOtherChannel();
+  void channelReportSanitisesAndBoundsNames();
   void refusesAWrongPinBeforeAnyCredential();
   void wrongPasswordIsAuthFailed();
   void guestKilledIsLostWithinOneSecond();
@@ -219,7 +223,8 @@ private slots:
   void reportsTheNegotiatedSecurityProtocol();
 
 private:
-  bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword));
+  bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword),
+                  const QStringList& extraArgs = {});
   RdpConfig config(const GuestProcess& guest) const;
   bool connectSession(RdpSession& session, const GuestProcess& guest);
   // A started guest, a connected session and the opening pointer move the guest has seen:
@@ -279,11 +284,12 @@ void tst_RdpSession::cleanup() {
   }
 }
 
-bool tst_RdpSession::startGuest(GuestProcess& guest, const QString& password) {
+bool tst_RdpSession::startGuest(GuestProcess& guest, const QString& password, const QStringList& extraArgs) {
   guest.process().setProcessEnvironment(m_guestEnv);
-  return guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--marker"),
-                      QStringLiteral("0x%1").arg(kMarker, 8, 16, QLatin1Char('0')),
-                      QStringLiteral("--cert-dir"), m_certDir.path()},
+  return guest.start(QStringList{QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--marker"),
+                                 QStringLiteral("0x%1").arg(kMarker, 8, 16, QLatin1Char('0')),
+                                 QStringLiteral("--cert-dir"), m_certDir.path()} +
+                         extraArgs,
                      QString::fromLatin1(kUser), password);
 }
 
@@ -428,17 +434,122 @@ void tst_RdpSession::followsAGuestDesktopResize() {
   QVERIFY(pumpGuestUntil(guest, [&] { return guest.events(QStringLiteral("activated")).size() == 2; }));
 }
 
-void tst_RdpSession::requestsNoVirtualChannels() {
+void tst_RdpSession::requestsOnlyTheGraphicsPipelineChannel() {
   GuestProcess guest;
   QVERIFY(startGuest(guest));
   RdpSession session;
   QVERIFY(connectSession(session, guest));
   QTRY_COMPARE_WITH_TIMEOUT(guest.events(QStringLiteral("channels")).size(), 1, 10000);
+  // What the guest saw in the MCS Connect Initial: drdynvc and nothing else, GFX advertised.
   const QJsonObject channels = guest.events(QStringLiteral("channels")).first();
-  QVERIFY2(channels.value(QStringLiteral("names")).toArray().isEmpty(),
-           qPrintable(QJsonDocument(channels).toJson(QJsonDocument::Compact)));
-  QCOMPARE(channels.value(QStringLiteral("dynamic")).toBool(true), false);
-  QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(true), false);
+  QCOMPARE(channels.value(QStringLiteral("names")).toArray(), QJsonArray{QStringLiteral("drdynvc")});
+  QCOMPARE(channels.value(QStringLiteral("dynamic")).toBool(false), true);
+  QCOMPARE(channels.value(QStringLiteral("gfx")).toBool(false), true);
+  // And what the session itself reports, from the same connection.
+  const ChannelReport::Snapshot report = session.channelReport();
+  QCOMPARE(report.staticRequested, QStringList{QStringLiteral("drdynvc")});
+  for (const QString& codec : report.advertisedCodecs)
+    QVERIFY2(!codec.startsWith(QStringLiteral("avc")), qPrintable(codec));
+}
+
+void tst_RdpSession::fallsBackToBitmapsWithoutGfx() {
+  // The test guest (without its GFX mode) never opens drdynvc's RDPGFX: the legacy bitmap
+  // path must still deliver the guest's pixels.
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  QVERIFY(connectSession(session, guest));
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
+                           10000);
+  const auto sync = syncOnce(session, timing(5000, 200, 1500));
+  QVERIFY(sync && sync->ok());
+  session.abort();
+  const ChannelReport::Snapshot report = session.channelReport();
+  QCOMPARE(report.gfxOpened, false);
+  QCOMPARE(report.gfxFrames, quint64(0));
+  QVERIFY(report.dynamicOpened.isEmpty());
+  QCOMPARE(report.refusedTotal(), 0);
+  QCOMPARE(report.closedJson().value(QStringLiteral("gfx")).toBool(true), false);
+}
+
+void tst_RdpSession::opensGfxOnTheGuestAndRefusesEveryOtherChannel() {
+  // The test guest's GFX mode: RDPGFX over drdynvc, plus create requests for channels the
+  // console never opens (clipboard, audio, drive, display control).
+  const QStringList offered{QStringLiteral("CLIPRDR"), QStringLiteral("AUDIO_PLAYBACK_DVC"),
+                            QStringLiteral("rdpdr"),
+                            QStringLiteral("Microsoft::Windows::RDS::DisplayControl")};
+  GuestProcess guest;
+  QVERIFY(startGuest(guest, QString::fromLatin1(kPassword),
+                     {QStringLiteral("--graphics"), QStringLiteral("gfx"), QStringLiteral("--offer-dvc"),
+                      offered.join(u',')}));
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(pumpGuestUntil(
+      guest, [&] { return !guest.events(QStringLiteral("graphics")).isEmpty(); }, 15000));
+  const QJsonObject graphics = guest.events(QStringLiteral("graphics")).first();
+  QCOMPARE(graphics.value(QStringLiteral("path")).toString(), QStringLiteral("gfx"));
+  // The guest's pixels arrive through the pipeline into the same frames.
+  QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0 && !frames.isEmpty() &&
+                               markerIn(frames.last().first().value<FrameUpdate>().frame) == kMarker,
+                           15000);
+  QVERIFY(pumpGuestUntil(
+      guest, [&] { return guest.events(QStringLiteral("dvc_create")).size() >= offered.size() + 1; }, 15000));
+  const auto sync = syncOnce(session, timing(8000, 200, 3000));
+  QVERIFY(sync && sync->ok());
+  session.abort();
+
+  // What the guest saw: only drdynvc asked for and joined; RDPGFX opened, every other refused.
+  const QJsonObject channels = guest.events(QStringLiteral("channels")).first();
+  QCOMPARE(channels.value(QStringLiteral("names")).toArray(), QJsonArray{QStringLiteral("drdynvc")});
+  QCOMPARE(channels.value(QStringLiteral("joined")).toArray(), QJsonArray{QStringLiteral("drdynvc")});
+  QMap<QString, QString> guestSaw;
+  for (const QJsonObject& e : guest.events(QStringLiteral("dvc_create")))
+    guestSaw.insert(e.value(QStringLiteral("name")).toString(), e.value(QStringLiteral("result")).toString());
+  QCOMPARE(guestSaw.value(QStringLiteral("Microsoft::Windows::RDS::Graphics")), QStringLiteral("opened"));
+  for (const QString& name : offered)
+    QCOMPARE(guestSaw.value(name), QStringLiteral("refused"));
+
+  // What the session reports, computed from the same connection.
+  const ChannelReport::Snapshot report = session.channelReport();
+  QCOMPARE(report.staticJoined, QStringList{QStringLiteral("drdynvc")});
+  QVERIFY(report.gfxOpened);
+  QCOMPARE(report.dynamicOpened, QStringList{QStringLiteral("Microsoft::Windows::RDS::Graphics")});
+  QCOMPARE(report.refused.size(), offered.size());
+  for (const QString& name : offered)
+    QCOMPARE(report.refused.value(name), 1);
+  QCOMPARE(report.refusedTotal(), int(offered.size()));
+  for (const QString& codec : report.gfxCodecsUsed)
+    QVERIFY2(!codec.startsWith(QStringLiteral("avc")), qPrintable(codec));
+}
+
+void tst_RdpSession::channelReportSanitisesAndBoundsNames() {
+  ChannelReport report;
+  report.noteRefused("CLIPRDR");
+  report.noteRefused("CLIPRDR");
+  report.noteRefused(QByteArrayView("a\x01"
+                                    "b\n"
+                                    "c\xff",
+                                    6));
+  report.noteRefused(QByteArray(500, 'x'));
+  for (int i = 0; i < 3 * ChannelReport::kMaxDistinctNames; ++i)
+    report.noteRefused(QByteArray("name") + QByteArray::number(i));
+  const ChannelReport::Snapshot s = report.snapshot();
+  QCOMPARE(s.refused.size(), ChannelReport::kMaxDistinctNames);
+  QCOMPARE(s.refused.value(QStringLiteral("CLIPRDR")), 2);
+  QCOMPARE(s.refused.value(QStringLiteral("a?b?c?")), 1);
+  const QString longName = QString(ChannelReport::kMaxNameLength, u'x') + u'~';
+  QCOMPARE(s.refused.value(longName), 1);
+  // 3 names kept above, the first 13 generated ones fill the table, the rest overflow.
+  QCOMPARE(s.refusedOverflow, 3 * ChannelReport::kMaxDistinctNames - (ChannelReport::kMaxDistinctNames - 3));
+  QCOMPARE(s.refusedTotal(), 4 + 3 * ChannelReport::kMaxDistinctNames);
+  const QJsonObject closed = s.closedJson();
+  QCOMPARE(closed.value(QStringLiteral("code")).toString(), QStringLiteral("RDP_CHANNEL_REFUSED"));
+  QCOMPARE(closed.value(QStringLiteral("dynamic_refused_total")).toInt(), s.refusedTotal());
+  for (const QString& name : s.refused.keys())
+    for (QChar c : name)
+      QVERIFY(c.unicode() >= 0x20 && c.unicode() < 0x7F);
 }
 
 void tst_RdpSession::refusesAWrongPinBeforeAnyCredential() {

@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonDocument>
 #include <QMutex>
 #include <QProcess>
 #include <QSignalSpy>
@@ -17,8 +18,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 
 using namespace gc;
 
@@ -62,6 +65,7 @@ private slots:
   void probeLearnsThePinWithoutCredentials();
   void probeRefusesAWrongPin();
   void connectsWithThePinAndReceivesFrames();
+  void opensTheGraphicsPipelineAndSyncsOverIt();
   void pointerMoveReachesTheDisplay();
   void refusesAWrongPinBeforeAnyCredentialPdu();
   void wrongPasswordIsAuthFailed();
@@ -251,6 +255,42 @@ void tst_ShadowInterop::connectsWithThePinAndReceivesFrames() {
   // Only the X.224 connection request precedes the certificate decision.
   QCOMPARE(trace.pdusBeforeCertificate, 1);
   QVERIFY(trace.pdusAfterCertificate > 0);
+}
+
+// freerdp-shadow-cli3 offers RDPGFX: the session opens it over drdynvc (the only static
+// channel), the GDI decodes it into the same frames, and the lock's guest sync completes.
+void tst_ShadowInterop::opensTheGraphicsPipelineAndSyncsOverIt() {
+  RdpSession session;
+  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  connectSession(session);
+  QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0 && !frames.isEmpty(), 15000);
+  QCOMPARE(frames.last().first().value<FrameUpdate>().frame.size(), QSize(800, 600));
+  GuestSync::Timing timing;
+  timing.deadline = std::chrono::milliseconds(10000);
+  timing.quiet = std::chrono::milliseconds(300);
+  timing.answerWait = std::chrono::milliseconds(3000);
+  std::optional<Outcome<GuestSync::Result>> sync;
+  const quint64 framesBeforeSync = session.channelReport().gfxFrames;
+  session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
+  QTRY_VERIFY_WITH_TIMEOUT(sync.has_value(), 20000);
+  QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+  qInfo("guest sync over GFX: refresh %d answered %d settled %d in %lld ms (answer %lld ms)",
+        int(sync->value().refreshSupported), int(sync->value().answered), int(sync->value().settled),
+        sync->value().elapsedMs, sync->value().answerMs);
+  QVERIFY(sync->value().answered || sync->value().settled);
+  session.abort();
+  const ChannelReport::Snapshot report = session.channelReport();
+  qInfo("channels: %s", QJsonDocument(report.closedJson()).toJson(QJsonDocument::Compact).constData());
+  QCOMPARE(report.staticRequested, QStringList{QStringLiteral("drdynvc")});
+  QCOMPARE(report.staticJoined, QStringList{QStringLiteral("drdynvc")});
+  QVERIFY(report.gfxOpened);
+  QCOMPARE(report.dynamicOpened, QStringList{QStringLiteral("Microsoft::Windows::RDS::Graphics")});
+  QVERIFY(report.gfxCapsVersion != 0);
+  QVERIFY(report.gfxFrames >= framesBeforeSync);
+  QVERIFY(!report.gfxCodecsUsed.isEmpty());
+  for (const QString& codec : report.gfxCodecsUsed)
+    QVERIFY2(!codec.startsWith(QStringLiteral("avc")), qPrintable(codec));
+  QCOMPARE(report.closedJson().value(QStringLiteral("gfx")).toBool(), true);
 }
 
 void tst_ShadowInterop::pointerMoveReachesTheDisplay() {

@@ -62,6 +62,11 @@ QList<QJsonObject> GuestProcess::events(const QString& name) const {
   return out;
 }
 
+void GuestProcess::poll() {
+  m_process.waitForReadyRead(0);
+  readLines();
+}
+
 bool GuestProcess::waitForEvent(const QString& name, int count, int timeoutMs) {
   QDeadlineTimer deadline(timeoutMs);
   while (events(name).size() < count) {

@@ -25,6 +25,8 @@ public:
 
   QList<QJsonObject> events(const QString& name) const;
   bool waitForEvent(const QString& name, int count = 1, int timeoutMs = 15000);
+  // Reads whatever lines arrived, without waiting.
+  void poll();
   QProcess& process() { return m_process; }
 
   static QString binary();

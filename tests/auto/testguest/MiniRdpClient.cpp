@@ -2,19 +2,74 @@
 
 #include "testguest/IdentityMarker.h"
 
+#include <freerdp/addin.h>
+#include <freerdp/channels/rdpgfx.h>
+#include <freerdp/client/channels.h>
+#include <freerdp/client/cmdline.h>
+#include <freerdp/client/rdpgfx.h>
+#include <freerdp/event.h>
 #include <freerdp/freerdp.h>
 #include <freerdp/gdi/gdi.h>
+#include <freerdp/gdi/gfx.h>
 #include <freerdp/input.h>
 #include <freerdp/settings.h>
 #include <winpr/synch.h>
 
 #include <chrono>
+#include <cstring>
 
 namespace {
 
 BOOL onDesktopResize(rdpContext* context) {
   return gdi_resize(context->gdi, freerdp_settings_get_uint32(context->settings, FreeRDP_DesktopWidth),
                     freerdp_settings_get_uint32(context->settings, FreeRDP_DesktopHeight));
+}
+
+// The context with what the callbacks need (FreeRDP allocates ContextSize bytes).
+struct MiniContext {
+  rdpContext base;
+  bool gfxActive;
+  bool noGfxListener;
+};
+
+void onChannelConnected(void* ctx, const ChannelConnectedEventArgs* e) {
+  auto* context = static_cast<MiniContext*>(ctx);
+  if (std::strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) == 0) {
+    context->gfxActive =
+        gdi_graphics_pipeline_init(context->base.gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+  }
+}
+
+void onChannelDisconnected(void* ctx, const ChannelDisconnectedEventArgs* e) {
+  auto* context = static_cast<MiniContext*>(ctx);
+  if (std::strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) == 0) {
+    gdi_graphics_pipeline_uninit(context->base.gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+    context->gfxActive = false;
+  }
+}
+
+BOOL onPreConnect(freerdp* instance) {
+  rdpContext* context = instance->context;
+  if (freerdp_settings_get_bool(context->settings, FreeRDP_SupportDynamicChannels)) {
+    PubSub_SubscribeChannelConnected(context->pubSub, onChannelConnected);
+    PubSub_SubscribeChannelDisconnected(context->pubSub, onChannelDisconnected);
+  }
+  return TRUE;
+}
+
+// FreeRDP 3 (re)creates the channel manager after PreConnect and then asks for the addins.
+BOOL onLoadChannels(freerdp* instance) {
+  rdpContext* context = instance->context;
+  if (!freerdp_settings_get_bool(context->settings, FreeRDP_SupportDynamicChannels)) {
+    return TRUE;
+  }
+  if (!reinterpret_cast<MiniContext*>(context)->noGfxListener) {
+    return freerdp_client_load_addins(context->channels, context->settings);
+  }
+  // The flag stays announced (GCC core data is written later); only the plugin is missing.
+  return freerdp_settings_set_bool(context->settings, FreeRDP_SupportGraphicsPipeline, FALSE) &&
+         freerdp_client_load_addins(context->channels, context->settings) &&
+         freerdp_settings_set_bool(context->settings, FreeRDP_SupportGraphicsPipeline, TRUE);
 }
 
 BOOL onPostConnect(freerdp* instance) {
@@ -33,7 +88,9 @@ void onPostDisconnect(freerdp* instance) {
 
 MiniRdpClient::MiniRdpClient() {
   m_instance = freerdp_new();
-  m_instance->ContextSize = sizeof(rdpContext);
+  m_instance->ContextSize = sizeof(MiniContext);
+  m_instance->PreConnect = onPreConnect;
+  m_instance->LoadChannels = onLoadChannels;
   m_instance->PostConnect = onPostConnect;
   m_instance->PostDisconnect = onPostDisconnect;
   freerdp_context_new(m_instance);
@@ -51,17 +108,37 @@ bool MiniRdpClient::connect(uint16_t port, const std::string& user, const std::s
                             const std::string& sha256) {
   rdpSettings* s = m_instance->context->settings;
   const std::string pin = "sha256:" + sha256;
-  const bool ok = freerdp_settings_set_string(s, FreeRDP_ServerHostname, "127.0.0.1") &&
-                  freerdp_settings_set_uint32(s, FreeRDP_ServerPort, port) &&
-                  freerdp_settings_set_string(s, FreeRDP_Username, user.c_str()) &&
-                  freerdp_settings_set_string(s, FreeRDP_Password, password.c_str()) &&
-                  freerdp_settings_set_string(s, FreeRDP_Domain, "") &&
-                  freerdp_settings_set_bool(s, FreeRDP_NlaSecurity, TRUE) &&
-                  freerdp_settings_set_bool(s, FreeRDP_TlsSecurity, FALSE) &&
-                  freerdp_settings_set_bool(s, FreeRDP_RdpSecurity, FALSE) &&
-                  freerdp_settings_set_bool(s, FreeRDP_SoftwareGdi, TRUE) &&
-                  freerdp_settings_set_uint32(s, FreeRDP_ColorDepth, 32) &&
-                  freerdp_settings_set_string(s, FreeRDP_CertificateAcceptedFingerprints, pin.c_str());
+  const bool ok =
+      freerdp_settings_set_string(s, FreeRDP_ServerHostname, "127.0.0.1") &&
+      freerdp_settings_set_uint32(s, FreeRDP_ServerPort, port) &&
+      freerdp_settings_set_string(s, FreeRDP_Username, user.c_str()) &&
+      freerdp_settings_set_string(s, FreeRDP_Password, password.c_str()) &&
+      freerdp_settings_set_string(s, FreeRDP_Domain, "") &&
+      freerdp_settings_set_bool(s, FreeRDP_NlaSecurity, TRUE) &&
+      freerdp_settings_set_bool(s, FreeRDP_TlsSecurity, FALSE) &&
+      freerdp_settings_set_bool(s, FreeRDP_RdpSecurity, FALSE) &&
+      freerdp_settings_set_bool(s, FreeRDP_SoftwareGdi, TRUE) &&
+      freerdp_settings_set_uint32(s, FreeRDP_ColorDepth, 32) &&
+      freerdp_settings_set_string(s, FreeRDP_CertificateAcceptedFingerprints, pin.c_str()) &&
+      freerdp_settings_set_bool(s, FreeRDP_SupportDynamicChannels, m_channels != Channels::None) &&
+      freerdp_settings_set_bool(s, FreeRDP_SynchronousDynamicChannels, TRUE) &&
+      // echo: a dynamic channel this client accepts when the guest offers it.
+      freerdp_settings_set_bool(s, FreeRDP_SupportEchoChannel, m_channels != Channels::None) &&
+      freerdp_settings_set_bool(s, FreeRDP_SupportGraphicsPipeline,
+                                m_channels == Channels::DrdynvcAndGfx ||
+                                    m_channels == Channels::GfxWithoutListener) &&
+      freerdp_settings_set_bool(s, FreeRDP_GfxH264, FALSE) &&
+      freerdp_settings_set_bool(s, FreeRDP_GfxAVC444, FALSE) &&
+      freerdp_settings_set_bool(s, FreeRDP_GfxAVC444v2, FALSE) &&
+      // Fewer static channels than FreeRDP's defaults (no cliprdr, no audio).
+      freerdp_settings_set_bool(s, FreeRDP_RedirectClipboard, FALSE) &&
+      freerdp_settings_set_bool(s, FreeRDP_AudioPlayback, FALSE);
+  reinterpret_cast<MiniContext*>(m_instance->context)->noGfxListener =
+      m_channels == Channels::GfxWithoutListener;
+  if (m_channels != Channels::None) {
+    // The channel addins (drdynvc, rdpgfx) are built into libfreerdp-client3.
+    freerdp_register_addin_provider(freerdp_channels_load_static_addin_entry, 0);
+  }
   m_connected = ok && freerdp_connect(m_instance);
   return m_connected;
 }
@@ -86,6 +163,16 @@ std::optional<uint32_t> MiniRdpClient::marker() const {
   }
   return gc::testguest::findMarker(gdi->primary_buffer, static_cast<int>(gdi->stride), gdi->width,
                                    gdi->height);
+}
+
+bool MiniRdpClient::gfxActive() const {
+  return reinterpret_cast<const MiniContext*>(m_instance->context)->gfxActive;
+}
+
+bool MiniRdpClient::sendRefresh(uint16_t x, uint16_t y, uint16_t w, uint16_t h) {
+  const RECTANGLE_16 area{x, y, static_cast<UINT16>(x + w - 1), static_cast<UINT16>(y + h - 1)};
+  rdpUpdate* update = m_instance->context->update;
+  return update->RefreshRect(m_instance->context, 1, &area);
 }
 
 int MiniRdpClient::width() const {

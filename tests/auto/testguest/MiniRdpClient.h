@@ -1,7 +1,9 @@
 #pragma once
-// A bare FreeRDP 3 client (software GDI into BGRX32, no channels) that lets the guest's own
-// test look at the frames and send input without a display. Not the product's RDP client:
-// just enough to prove the fixture.
+// A bare FreeRDP 3 client (software GDI into BGRX32) that lets the guest's own test look at
+// the frames and send input without a display. By default it asks for no channel; with
+// setChannels() it joins drdynvc and, optionally, decodes RDPGFX through FreeRDP's GDI
+// (channels processed synchronously on the test thread). Not the product's RDP client: just
+// enough to prove the fixture.
 //
 // Thread: the test thread only.
 
@@ -17,6 +19,16 @@ public:
   ~MiniRdpClient();
   MiniRdpClient(const MiniRdpClient&) = delete;
   MiniRdpClient& operator=(const MiniRdpClient&) = delete;
+
+  // GfxWithoutListener: announces GFX support but loads no RDPGFX plugin, so it refuses the
+  // server's RDPGFX channel.
+  enum class Channels { None, Drdynvc, DrdynvcAndGfx, GfxWithoutListener };
+  // Before connect(): which channels to announce and load.
+  void setChannels(Channels channels) { m_channels = channels; }
+  // RDPGFX is connected and FreeRDP's GDI draws its surfaces.
+  bool gfxActive() const;
+  // A Refresh Rect PDU for (x, y, w, h).
+  bool sendRefresh(uint16_t x, uint16_t y, uint16_t w, uint16_t h);
 
   // Connects with NLA, trusting only the given certificate fingerprint (64 hex digits).
   bool connect(uint16_t port, const std::string& user, const std::string& password,
@@ -35,4 +47,5 @@ public:
 private:
   freerdp* m_instance = nullptr;
   bool m_connected = false;
+  Channels m_channels = Channels::None;
 };

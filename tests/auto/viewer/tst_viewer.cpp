@@ -80,6 +80,13 @@ struct ConsoleSide {
       acks.append(frame);
       pipeline.acknowledge(frame);
     });
+    QObject::connect(server.get(), &PanelServer::frameRefreshRequested, &pipeline, [this](quint32 frame) {
+      refreshes.append(frame);
+      if (answerRefresh) { // as the console does: forget the unacked frames, send the whole desktop
+        pipeline.reset();
+        pipeline.submit(desktop, {desktop.rect()});
+      }
+    });
     QObject::connect(server.get(), &PanelServer::keyReceived, server.get(), [this](const panel::Key& key) {
       keys.append(key);
       server->sendText(panel::inputAck(key.seq)); // as the console's gate does
@@ -125,6 +132,8 @@ struct ConsoleSide {
   QList<panel::Key> keys;
   QList<panel::Pointer> pointers;
   QList<quint32> acks;
+  QList<quint32> refreshes;
+  bool answerRefresh = false;
   int tick = 0;
 };
 
@@ -443,6 +452,43 @@ private slots:
     QCOMPARE(shown.pixel(300, 300), rig.console.desktop.pixel(300, 300));
     QTRY_VERIFY(rig.console.acks.contains(1001u));
     QCOMPARE(frames.size(), 1);
+  }
+
+  // A frame the viewer cannot paint is acknowledged (when its id is readable) and followed by
+  // frame_refresh naming it (0 for an unreadable header); the console's whole desktop then
+  // repaints what the dropped frame would have changed.
+  void asksForTheWholeDesktopWhenItCannotPaint() {
+    Rig rig;
+    QVERIFY(rig.start());
+    rig.console.answerRefresh = true;
+    QTRY_COMPARE(rig.console.pipeline.unackedFrames(), 0);
+    QCOMPARE(rig.console.refreshes, QList<quint32>());
+    QSignalSpy frames(&rig.client, &ConsoleClient::frameReady);
+    QSignalSpy dropped(&rig.client, &ConsoleClient::frameDropped);
+
+    // The desktop changed under a frame the viewer cannot decode.
+    QByteArray broken = png(solid(QSize(16, 32), qRgb(0, 255, 0)));
+    broken.truncate(broken.size() / 2);
+    rig.console.desktop = rig.console.desktop.copy();
+    QPainter(&rig.console.desktop).fillRect(QRect(700, 500, 16, 32), qRgb(0, 255, 0));
+    rig.console.server->sendBinary(twoRectPacket(2000, png(solid(QSize(32, 16), qRgb(255, 0, 0))), broken));
+    QVERIFY(dropped.wait(5000));
+    QTRY_COMPARE(rig.console.refreshes, QList<quint32>{2000u});
+    QVERIFY(rig.console.acks.contains(2000u));
+    // The refresh brings the whole desktop: the green the dropped frame carried is shown.
+    QTRY_VERIFY(!frames.isEmpty());
+    QCOMPARE(rig.client.frame().pixel(705, 510), qRgb(0, 255, 0));
+    QCOMPARE(markerIn(rig.client.frame()), std::optional<uint32_t>(kMarker));
+    QTRY_COMPARE(rig.console.pipeline.unackedFrames(), 0);
+
+    // An unreadable header: nothing to acknowledge, a refresh for frame 0.
+    const qsizetype acksBefore = rig.console.acks.size();
+    rig.console.server->sendBinary(QByteArrayLiteral("not a frame packet"));
+    QTRY_COMPARE(rig.console.refreshes, (QList<quint32>{2000u, 0u}));
+    QCOMPARE(rig.client.framesDropped(), quint64(2));
+    QTRY_VERIFY(rig.console.acks.size() > acksBefore); // the refresh's own frame, acknowledged
+    QVERIFY(!rig.console.acks.mid(acksBefore).contains(0u));
+    QVERIFY(rig.console.roundTrip()); // the stream goes on
   }
 
   void connectsWithoutOriginHeader() {

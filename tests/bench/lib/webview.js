@@ -7,8 +7,9 @@
 // The page gets a probe (an init script, never part of the product) that
 //  - counts the frame_ack messages the panel sends (frames painted),
 //  - stamps the DOM input events and the input messages the panel sends for them,
-//  - watches one pixel of the canvas AS SHOWN (the canvas drawn onto a 1x1 scratch canvas,
-//    which reads a frame worker's committed picture) until it has a colour.
+//  - watches one pixel of the canvas AS SHOWN (#screen, or for a bundle that draws on tile
+//    canvases beneath it — a variant measured in docs/performance.md — the tile holding the
+//    pixel, found by its data-x/data-y; drawn onto a 1x1 scratch canvas) until it has a colour.
 // Page times (performance.now) are mapped to CLOCK_MONOTONIC (the guest's t_ns) by the
 // round trip with the smallest delay; half of it bounds the mapping error (row `clock_err_ms`).
 // Chromium's CPU is summed over ALL its processes (/proc, the browser's process tree).
@@ -156,7 +157,13 @@ function probeScript() {
   // Resolves once the first look was taken (so the paint is sent only after it).
   P.watch = (id, x, y, rgb, timeoutMs) => new Promise((looked) => {
     P.watches.set(id, new Promise((resolve) => {
-      const canvas = document.getElementById('screen');
+      // The tile holding (x, y) (data-x/data-y: its desktop origin), else the one canvas.
+      const tile = Array.from(document.querySelectorAll('#viewport .tiles canvas')).find((c) => {
+        const tx = Number(c.dataset.x), ty = Number(c.dataset.y);
+        return x >= tx && y >= ty && x < tx + c.width && y < ty + c.height;
+      });
+      const canvas = tile || document.getElementById('screen');
+      const dx = tile ? Number(tile.dataset.x) : 0, dy = tile ? Number(tile.dataset.y) : 0;
       const scratch = document.createElement('canvas');
       scratch.width = scratch.height = 1;
       const ctx = scratch.getContext('2d', { willReadFrequently: true });
@@ -164,7 +171,7 @@ function probeScript() {
       const t0 = performance.now();
       let polls = 0;
       ch.port1.onmessage = () => {
-        ctx.drawImage(canvas, -x, -y);
+        ctx.drawImage(canvas, dx - x, dy - y);
         const d = ctx.getImageData(0, 0, 1, 1).data;
         polls += 1;
         if (polls === 1) looked();

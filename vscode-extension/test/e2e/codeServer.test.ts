@@ -7,20 +7,15 @@
 // Skipped, with the reason, only when code-server cannot be installed here (the npm
 // registry is unreachable: install-code-server exits 77).
 import * as assert from 'assert/strict';
-import { randomBytes } from 'crypto';
-import { promises as fs } from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame, Page } from 'playwright-core';
 import { pidAlive, waitFor } from '../helpers';
 import { hex32 } from '../marker';
 import { canvasMarker } from '../browser';
-import { BIN, DemoGrant, exists, issueDemoGrant, privateDirs, requireBuild, TestGuest } from '../real/rig';
-import { cmdline, CodeServerLane, consolePids as consolePidsOf, installCodeServer } from './codeServerLane';
+import { BIN, DemoGrant, exists, TestGuest } from '../real/rig';
+import { cmdline, CodeServerLane, consolePids as consolePidsOf, GuestLane, installCodeServer } from './codeServerLane';
 
-const CHROMIUM = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
-const ARTIFACTS = process.env['GC_ARTIFACTS_DIR'] ?? path.join(os.tmpdir(), 'gc-artifacts');
 const MARKER = 0x7e57c0de;
 const WIDTH = 640;
 const HEIGHT = 400;
@@ -35,7 +30,16 @@ const consolePids = (grantPath: string): Promise<number[]> => consolePidsOf(INST
 const install = installCodeServer();
 
 describe('extension end to end in code-server', { skip: install.skip ?? false }, () => {
-  let dirs: Awaited<ReturnType<typeof privateDirs>>;
+  const setup = new GuestLane({
+    codeServer: install.bin ?? '',
+    dirPrefix: 'gc-e2e-',
+    guest: { marker: MARKER, width: WIDTH, height: HEIGHT },
+    title: 'Guest Console e2e',
+    installedConsole: INSTALLED_CONSOLE,
+    screenshots: 'e2e-code-server',
+    stamp,
+  });
+  const password = setup.password;
   let guest: TestGuest;
   let grant: DemoGrant;
   let lane: CodeServerLane;
@@ -43,40 +47,18 @@ describe('extension end to end in code-server', { skip: install.skip ?? false },
   let webview: Frame;
   let consolePid = 0;
   let runDir = '';
-  const password = randomBytes(12).toString('base64url');
   let lockedInputCount = -1;
 
   const shot = (name: string): Promise<void> => lane?.shot(name) ?? Promise.resolve();
 
   before(async () => {
-    await requireBuild();
-    await fs.access(CHROMIUM);
-    dirs = await privateDirs('gc-e2e-');
-    guest = await TestGuest.start({ marker: MARKER, width: WIDTH, height: HEIGHT, password });
-    grant = await issueDemoGrant(dirs.root, guest, 'Guest Console e2e');
-    runDir = path.join(dirs.runtime, 'guest-console', 'runs', grant.run);
-    lane = await CodeServerLane.start({
-      codeServer: install.bin ?? '',
-      vsix: process.env['GC_VSIX'],
-      ...(INSTALLED_CONSOLE === undefined ? { consoleBin: BIN.console } : {}),
-      root: dirs.root,
-      runtimeDir: dirs.runtime,
-      stateDir: dirs.state,
-      issuerKey: grant.issuerKey,
-      screenshots: { dir: ARTIFACTS, prefix: 'e2e-code-server' },
-      stamp,
-    });
+    await setup.start();
+    ({ guest, grant, lane } = setup);
+    runDir = path.join(setup.dirs.runtime, 'guest-console', 'runs', grant.run);
     page = lane.page;
   });
 
-  after(async () => {
-    await shot('last').catch(() => undefined);
-    await lane?.stop();
-    for (const pid of grant ? await consolePids(grant.path) : []) process.kill(pid, 'SIGKILL'); // only if a test failed midway
-    await guest?.stop();
-    if (dirs && !process.env['GC_KEEP_E2E_DIR']) await fs.rm(dirs.root, { recursive: true, force: true });
-    stamp('torn down');
-  });
+  after(() => setup.stop());
 
   it('opensTheConsoleFromThePaletteSignsInAndShowsTheGuestWithItsMarker', async () => {
     // Web hosts have no native dialog: the simple file dialog takes the path; the username

@@ -6,14 +6,17 @@
 // the sign-in boxes and work inside the webview (iframe.webview > #active-frame).
 // Not a test file itself (no `.test.js`): scripts/test does not run it.
 import { ChildProcess, execFile, spawn, spawnSync } from 'child_process';
+import { randomBytes } from 'crypto';
 import { promises as fs } from 'fs';
 import * as net from 'net';
+import * as os from 'os';
 import * as path from 'path';
 import { promisify } from 'util';
 import { chromium, type BrowserContext, type Frame, type Page } from 'playwright-core';
 import { LineSplitter } from '../../src/ConsoleProcess';
 import { CHROMIUM_ARGS } from '../browser';
 import { PACKAGE_ROOT, waitFor } from '../helpers';
+import { BIN, type DemoGrant, type GuestOptions, issueDemoGrant, privateDirs, requireBuild, TestGuest } from '../real/rig';
 
 const run = promisify(execFile);
 
@@ -325,5 +328,93 @@ export class CodeServerLane {
       return ps.includes(p) ? p : false;
     }, want, { timeout });
     return String(await handle.jsonValue());
+  }
+}
+
+export interface GuestLaneOptions {
+  /** code-server's executable (installCodeServer().bin). */
+  codeServer: string;
+  /** Prefix of the private directory tree (privateDirs). */
+  dirPrefix: string;
+  /** The test guest: its marker and desktop size (it accepts `GuestLane.password`). */
+  guest: Omit<GuestOptions, 'password'>;
+  /** The grant's panel title. */
+  title: string;
+  /**
+   * The installed console (tests/package/run): `guestConsole.binaryPath` stays unset and the
+   * extension finds it by the setting's default. Absent: the build's console, named in the setting.
+   */
+  installedConsole?: string | undefined;
+  /** Screenshot name prefix under $GC_ARTIFACTS_DIR. */
+  screenshots: string;
+  stamp: (what: string) => void;
+}
+
+/**
+ * What the e2e test files set up alike: private directories, the test guest, a signed demo
+ * grant for it, and code-server with the extension pointed at them. stop() tears down
+ * whatever start() got to, so a failed start leaves nothing behind either.
+ */
+export class GuestLane {
+  /** The guest's password, made per lane; only ever typed into the password box. */
+  readonly password = randomBytes(12).toString('base64url');
+  private d: Awaited<ReturnType<typeof privateDirs>> | undefined;
+  private g: TestGuest | undefined;
+  private gr: DemoGrant | undefined;
+  private l: CodeServerLane | undefined;
+
+  constructor(private readonly o: GuestLaneOptions) {}
+
+  get dirs(): Awaited<ReturnType<typeof privateDirs>> {
+    return GuestLane.started(this.d);
+  }
+  get guest(): TestGuest {
+    return GuestLane.started(this.g);
+  }
+  get grant(): DemoGrant {
+    return GuestLane.started(this.gr);
+  }
+  get lane(): CodeServerLane {
+    return GuestLane.started(this.l);
+  }
+
+  /** The console the extension spawns. */
+  get spawnedConsole(): string {
+    return this.o.installedConsole ?? BIN.console;
+  }
+
+  private static started<T>(value: T | undefined): T {
+    if (value === undefined) throw new Error('GuestLane: not started');
+    return value;
+  }
+
+  async start(): Promise<void> {
+    await requireBuild();
+    await fs.access(process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium');
+    this.d = await privateDirs(this.o.dirPrefix);
+    this.g = await TestGuest.start({ ...this.o.guest, password: this.password });
+    this.gr = await issueDemoGrant(this.d.root, this.g, this.o.title);
+    const artifacts = process.env['GC_ARTIFACTS_DIR'] ?? path.join(os.tmpdir(), 'gc-artifacts');
+    this.l = await CodeServerLane.start({
+      codeServer: this.o.codeServer,
+      vsix: process.env['GC_VSIX'],
+      ...(this.o.installedConsole === undefined ? { consoleBin: BIN.console } : {}),
+      root: this.d.root,
+      runtimeDir: this.d.runtime,
+      stateDir: this.d.state,
+      issuerKey: this.gr.issuerKey,
+      screenshots: { dir: artifacts, prefix: this.o.screenshots },
+      stamp: this.o.stamp,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.l?.shot('last').catch(() => undefined);
+    await this.l?.stop();
+    // Only if a test failed midway: the exact console processes for this grant.
+    for (const pid of this.gr ? await consolePids(this.spawnedConsole, this.gr.path) : []) process.kill(pid, 'SIGKILL');
+    await this.g?.stop();
+    if (this.d && !process.env['GC_KEEP_E2E_DIR']) await fs.rm(this.d.root, { recursive: true, force: true });
+    this.o.stamp('torn down');
   }
 }

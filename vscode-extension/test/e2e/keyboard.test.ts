@@ -8,17 +8,12 @@
 // Skipped, with the reason, only when code-server cannot be installed here.
 import * as assert from 'assert/strict';
 import { randomBytes } from 'crypto';
-import { promises as fs } from 'fs';
-import * as os from 'os';
-import * as path from 'path';
 import { after, before, describe, it } from 'node:test';
 import type { Frame, Page } from 'playwright-core';
 import { pidAlive, waitFor } from '../helpers';
-import { BIN, DemoGrant, issueDemoGrant, privateDirs, requireBuild, TestGuest } from '../real/rig';
-import { CodeServerLane, consolePids, installCodeServer } from './codeServerLane';
+import { BIN, DemoGrant, TestGuest } from '../real/rig';
+import { CodeServerLane, consolePids, GuestLane, installCodeServer } from './codeServerLane';
 
-const CHROMIUM = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
-const ARTIFACTS = process.env['GC_ARTIFACTS_DIR'] ?? path.join(os.tmpdir(), 'gc-artifacts');
 // The machine is loaded (2 cores, several suites at once): bounds are generous, and every
 // wait ends on an event (a guest log line, a DOM state), never on the clock alone.
 const GUEST_KEYS_MS = 20000;
@@ -120,14 +115,21 @@ async function panelState(webview: Frame): Promise<PanelState> {
 const install = installCodeServer();
 
 describe('the operator keyboard in code-server', { skip: install.skip ?? false }, () => {
-  let dirs: Awaited<ReturnType<typeof privateDirs>>;
+  const setup = new GuestLane({
+    codeServer: install.bin ?? '',
+    dirPrefix: 'gc-e2e-keys-',
+    guest: { marker: 0x6b657973, width: 640, height: 400 },
+    title: 'Guest Console e2e keyboard',
+    screenshots: 'e2e-keyboard',
+    stamp,
+  });
+  const password = setup.password;
   let guest: TestGuest;
   let grant: DemoGrant;
   let lane: CodeServerLane;
   let page: Page;
   let webview: Frame;
   let baseline: WorkbenchState;
-  const password = randomBytes(12).toString('base64url');
 
   /** The guest's key events after index `from`, as [scancode, up]. */
   const guestKeys = (from: number): Array<[number, boolean]> => guest.keys().slice(from).map((k): [number, boolean] => [k.code, k.up]);
@@ -144,22 +146,8 @@ describe('the operator keyboard in code-server', { skip: install.skip ?? false }
   }
 
   before(async () => {
-    await requireBuild();
-    await fs.access(CHROMIUM);
-    dirs = await privateDirs('gc-e2e-keys-');
-    guest = await TestGuest.start({ marker: 0x6b657973, width: 640, height: 400, password });
-    grant = await issueDemoGrant(dirs.root, guest, 'Guest Console e2e keyboard');
-    lane = await CodeServerLane.start({
-      codeServer: install.bin ?? '',
-      vsix: process.env['GC_VSIX'],
-      consoleBin: BIN.console,
-      root: dirs.root,
-      runtimeDir: dirs.runtime,
-      stateDir: dirs.state,
-      issuerKey: grant.issuerKey,
-      screenshots: { dir: ARTIFACTS, prefix: 'e2e-keyboard' },
-      stamp,
-    });
+    await setup.start();
+    ({ guest, grant, lane } = setup);
     page = lane.page;
     webview = await lane.openGrant(grant.path, { domain: '', password });
     await focusViewport();
@@ -168,14 +156,7 @@ describe('the operator keyboard in code-server', { skip: install.skip ?? false }
     assert.equal(baseline.focusInWebview, true, 'the panel does not have the focus');
   });
 
-  after(async () => {
-    await lane?.shot('last').catch(() => undefined);
-    await lane?.stop();
-    for (const pid of grant ? await consolePids(BIN.console, grant.path) : []) process.kill(pid, 'SIGKILL'); // only if a test failed midway
-    await guest?.stop();
-    if (dirs && !process.env['GC_KEEP_E2E_DIR']) await fs.rm(dirs.root, { recursive: true, force: true });
-    stamp('torn down');
-  });
+  after(() => setup.stop());
 
   it('sendsEveryChordTheWorkbenchWouldTakeToTheGuestAndRunsNoKeybinding', async () => {
     for (const [chord, codes] of STOLEN_CHORDS) {

@@ -1,4 +1,4 @@
-#include "grant/LibvirtUriRule.h"
+#include "common/LibvirtUriRule.h"
 
 #include <QRegularExpression>
 

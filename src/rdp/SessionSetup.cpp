@@ -1,0 +1,183 @@
+#include "rdp/SessionSetup.h"
+
+#include "rdp/CertificatePin.h"
+#include "rdp/ClientBaseline.h"
+#include "rdp/FrameMarking.h"
+#include "rdp/GraphicsPipeline.h"
+#include "rdp/RdpContext.h"
+#include "rdp/RdpSession.h"
+#include "rdp/WLogRouter.h"
+
+#include <freerdp/error.h>
+#include <freerdp/gdi/gdi.h>
+#include <freerdp/settings.h>
+
+#include <string.h>
+#include <utility>
+
+namespace gc {
+
+namespace {
+
+RdpSession* sessionOf(freerdp* instance) {
+  return reinterpret_cast<RdpContext*>(instance->context)->session;
+}
+
+bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, const SecureBuffer& value) {
+  if (value.isEmpty())
+    return freerdp_settings_set_string(settings, key, nullptr);
+  return freerdp_settings_set_string_len(settings, key, value.constData(), value.size());
+}
+
+} // namespace
+
+RDP_CLIENT_ENTRY_POINTS SessionSetup::entryPoints() {
+  RDP_CLIENT_ENTRY_POINTS entry{};
+  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
+  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
+  entry.ContextSize = sizeof(RdpContext);
+  entry.ClientNew = &clientNew;
+  entry.ClientFree = &clientFree;
+  return entry;
+}
+
+bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpCredentials& credentials) {
+  bool ok = ClientBaseline::apply(
+      s, ClientTarget{config.host, config.port, config.configDir, config.connectTimeoutMs,
+                      config.desktopWidth, config.desktopHeight, config.keyboardLayout, config.keyboardType,
+                      config.keyboardSubType, config.keyboardFunctionKey});
+  const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
+      // A software GDI; the legacy path takes plain bitmap updates (no RemoteFX/NSCodec
+      // surface bits); the graphics pipeline's settings are GraphicsPipeline's.
+      {FreeRDP_SoftwareGdi, true},
+      {FreeRDP_RemoteFxCodec, false},
+      {FreeRDP_NSCodec, false},
+      {FreeRDP_GfxH264, false},
+      {FreeRDP_JpegCodec, false},
+      {FreeRDP_DesktopResize, true},
+      {FreeRDP_AsyncUpdate, false},
+      // transport_write waits until the buffered BIO has handed the bytes to the socket:
+      // what makes sendKey/sendPointer "written and flushed" on return.
+      {FreeRDP_WaitForOutputBufferFlush, true},
+  };
+  for (const auto& [key, value] : bools)
+    ok = ok && freerdp_settings_set_bool(s, key, value);
+  ok = ok && freerdp_settings_set_uint32(s, FreeRDP_ColorDepth, 32);
+  return ok && GraphicsPipeline::configure(s) &&
+         setSecretSetting(s, FreeRDP_Username, credentials.username) &&
+         setSecretSetting(s, FreeRDP_Password, credentials.password) &&
+         setSecretSetting(s, FreeRDP_Domain, credentials.domain);
+}
+
+// The refusing baseline (ClientBaseline) plus the session's own lifecycle hooks and the pin
+// check.
+BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
+  ctx->session = nullptr;
+  ctx->originalWritePdu = nullptr;
+  ctx->originalTcpConnect = nullptr;
+  ctx->gdiFrameMarker = nullptr;
+  ctx->pipeline = nullptr;
+  ctx->originalReceiveChannelData = nullptr;
+  instance->PreConnect = &preConnect;
+  instance->PostConnect = &postConnect;
+  instance->PostDisconnect = &postDisconnect;
+  ClientBaseline::installRefusingCallbacks(instance);
+  instance->Redirect = &refuseRedirect; // NULL would let FreeRDP follow it (ConnectGuard.h)
+  instance->VerifyX509Certificate = &verifyX509Certificate;
+  instance->LogonErrorInfo = &logonErrorInfo;
+  GraphicsPipeline::install(instance, context); // LoadChannels: drdynvc + rdpgfx, nothing else
+  return TRUE;
+}
+
+// A Server Redirection PDU: the old connection is closed, the new one not yet opened.
+BOOL SessionSetup::refuseRedirect(freerdp* instance) {
+  sessionOf(instance)->m_guard.refuseRedirection(instance->context->settings);
+  return FALSE;
+}
+
+int SessionSetup::logonErrorInfo(freerdp*, UINT32 data, UINT32 type) {
+  qCWarning(lcRdp) << "logon error info" << data << type;
+  return 1;
+}
+
+// The pin alone decides. FreeRDP calls this after the TLS handshake and before CredSSP
+// (NLA) or the MCS connect (TLS), i.e. before any credential leaves the process.
+int SessionSetup::verifyX509Certificate(freerdp* instance, const BYTE* pem, size_t length, const char*,
+                                        UINT16, DWORD flags) {
+  RdpSession* self = sessionOf(instance);
+  self->m_certChecked = true;
+  // A redirect or gateway hop would be a different server: refused outright.
+  if (flags & (VERIFY_CERT_FLAG_GATEWAY | VERIFY_CERT_FLAG_REDIRECT)) {
+    qCWarning(lcRdp) << "refusing certificate of a redirected/gateway connection";
+    return 0;
+  }
+  const auto digest = CertificatePin::leafSha256FromPem(
+      QByteArrayView(reinterpret_cast<const char*>(pem), qsizetype(length)));
+  if (!digest) {
+    qCWarning(lcRdp) << "guest certificate could not be parsed";
+    return 0;
+  }
+  const bool accept = self->m_config.unpinned || CertificatePin::matches(*digest, self->m_config.pinSha256);
+  self->m_certAccepted = accept;
+  return accept ? 1 : 0;
+}
+
+int SessionSetup::writePdu(rdpTransport* transport, wStream* s) {
+  auto* ctx = reinterpret_cast<RdpContext*>(transport_get_context(transport));
+  RdpSession* self = ctx->session;
+  ++(self->m_certChecked ? self->m_pdusAfterCert : self->m_pdusBeforeCert);
+  return ctx->originalWritePdu(transport, s);
+}
+
+// FreeRDP's own connect (loopback only, watches the abort event), then a duplicate of the
+// socket for abort(): see RdpSession::m_abortSocket. ConnectGuard admits connects to the
+// granted 127.0.0.1 port only, and none once the session is established, before any socket
+// exists.
+int SessionSetup::tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
+                             DWORD timeout) {
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
+  if (!ctx->session->m_guard.admitConnect(hostname, port)) {
+    freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
+    return -1;
+  }
+  const int fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
+  if (fd >= 0)
+    ctx->session->adoptSocket(fd);
+  return fd;
+}
+
+BOOL SessionSetup::preConnect(freerdp* instance) {
+  auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
+  // freerdp_connect() clears the abort event before calling us, so an abort() that landed
+  // before that would be lost; abort() sets m_aborting before the event.
+  if (ctx->session->m_aborting)
+    return FALSE;
+  // Wrap the PDU writer to record the order of writes vs. the certificate decision, and the
+  // TCP connect to keep a handle on the socket.
+  rdpTransportIo io = *freerdp_get_io_callbacks(instance->context);
+  if (io.WritePdu == &writePdu)
+    return TRUE;
+  ctx->originalWritePdu = io.WritePdu;
+  io.WritePdu = &writePdu;
+  ctx->originalTcpConnect = io.TCPConnect;
+  io.TCPConnect = &tcpConnect;
+  return freerdp_set_io_callbacks(instance->context, &io);
+}
+
+BOOL SessionSetup::postConnect(freerdp* instance) {
+  reinterpret_cast<RdpContext*>(instance->context)->session->m_guard.seal();
+  if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
+    return FALSE;
+  FrameMarking::install(instance->context);
+  return TRUE;
+}
+
+void SessionSetup::postDisconnect(freerdp* instance) {
+  // gdi_free releases the desktop surface without zeroing it: guest pixels (issue 16.5).
+  if (rdpGdi* gdi = instance->context->gdi; gdi && gdi->primary_buffer)
+    explicit_bzero(gdi->primary_buffer, std::size_t(gdi->stride) * gdi->height);
+  gdi_free(instance);
+}
+
+} // namespace gc
