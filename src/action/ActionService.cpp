@@ -186,6 +186,7 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   receipt.action = spec->canonical();
   receipt.actionJson = spec->toJson();
   receipt.eventId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+  receipt.desktop = desktop; // the frame the action was planned on
 
   if (Status s = m_phases->transition(Phase::Action, QStringLiteral("perform_action %1").arg(receipt.action));
       !s.ok()) {

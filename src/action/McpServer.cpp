@@ -112,6 +112,10 @@ O receiptSchema() {
       O{{kType, kString}, {QStringLiteral("enum"), A{QStringLiteral("executed"), QStringLiteral("failed")}}});
   properties.insert(QStringLiteral("action_spec"), O{{kType, kObject}});
   properties.insert(QStringLiteral("events_sent"), O{{kType, kInteger}});
+  properties.insert(QStringLiteral("desktop"),
+                    objectSchema(O{{QStringLiteral("width"), O{{kType, kInteger}}},
+                                   {QStringLiteral("height"), O{{kType, kInteger}}}},
+                                 {QStringLiteral("width"), QStringLiteral("height")}));
   properties.insert(QStringLiteral("candidate"), O{{kType, A{kObject, QStringLiteral("null")}}});
   return objectSchema(properties,
                       {QStringLiteral("grant_digest"), QStringLiteral("run"), QStringLiteral("vm_uuid"),

@@ -19,6 +19,8 @@ QJsonObject Receipt::body() const {
                    {QStringLiteral("event_id"), eventId},
                    {QStringLiteral("outcome"), resultName(result)},
                    {QStringLiteral("events_sent"), eventsSent},
+                   {QStringLiteral("desktop"), QJsonObject{{QStringLiteral("width"), desktop.width()},
+                                                           {QStringLiteral("height"), desktop.height()}}},
                    {QStringLiteral("time"), time.toString(Qt::ISODateWithMs)}};
   json.insert(QStringLiteral("candidate"),
               hasCandidate ? QJsonValue(QJsonObject{{QStringLiteral("id"), candidateId},

@@ -9,6 +9,7 @@
 
 #include <QDateTime>
 #include <QJsonObject>
+#include <QSize>
 #include <QString>
 
 #include <optional>
@@ -34,6 +35,7 @@ struct Receipt {
   Result result = Result::Failed;
   std::optional<Failure> failure; // why the send failed (Result::Failed only)
   int eventsSent = 0;
+  QSize desktop;           // the session's desktop when the action ran (its frame's size)
   QDateTime time;          // UTC, when the send finished
   QByteArray evidenceHead; // evidence head hash after the receipt line was written
 

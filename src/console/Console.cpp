@@ -3,6 +3,7 @@
 #include "bridge/frames/SecureZero.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
+#include "grant/KeyboardLayout.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/RunSweeper.h"
 #include "privacy/ZeroingAllocator.h"
@@ -175,8 +176,11 @@ QJsonObject Console::identity() const {
                  {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}};
   // Once connected: the negotiated security ("tls" = no NLA: the guest checks the password
   // after the connection, and a retyped one travels as panel keys).
-  if (m_connected && m_rdp)
+  if (m_connected && m_rdp) {
     id.insert(QStringLiteral("security"), m_rdp->securityProtocol());
+    // What the console sent in the Client Core Data (servers do not echo the layout back).
+    id.insert(QStringLiteral("keyboard_layout"), KeyboardLayout::toString(m_keyboardLayout));
+  }
   return id;
 }
 
@@ -401,16 +405,22 @@ void Console::onCredentials(Credentials& credentials) {
   config.unpinned = m_grant.rdp.unpinned;
   config.configDir = m_runDir.freerdpConfigDir();
   config.connectTimeoutMs = m_options.connectTimeoutMs;
+  const Grant::Desktop& desktop = m_grant.rdp.desktop;
+  config.desktopWidth = quint32(desktop.width);
+  config.desktopHeight = quint32(desktop.height);
+  config.keyboardLayout = desktop.keyboardLayout;
+  config.keyboardType = KeyboardLayout::keyboardType(desktop.keyboardLayout);
+  config.keyboardSubType = KeyboardLayout::keyboardSubType(desktop.keyboardLayout);
+  config.keyboardFunctionKey = KeyboardLayout::functionKeys(desktop.keyboardLayout);
+  m_requestedDesktop = QSize(int(config.desktopWidth), int(config.desktopHeight));
+  m_keyboardLayout = config.keyboardLayout;
   m_rdp = std::make_unique<RdpSession>();
   connect(m_rdp.get(), &RdpSession::connected, this, &Console::onRdpConnected);
   connect(m_rdp.get(), &RdpSession::failed, this, &Console::onRdpFailed);
   connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) { close(f.code, f.message); });
   connect(m_rdp.get(), &RdpSession::frameUpdated, this,
           [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
-  connect(m_rdp.get(), &RdpSession::desktopResized, this, [this](QSize size) {
-    m_desktop = size;
-    m_gate.setDesktopSize(size);
-  });
+  connect(m_rdp.get(), &RdpSession::desktopResized, this, &Console::onRdpDesktopResized);
   record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
   m_rdp->start(config, std::move(credentials));
   credentials.wipe(); // whatever was not moved
@@ -451,7 +461,48 @@ void Console::onRdpFailed(const Failure& failure) {
   close(failure.code == Refusal::AuthFailed ? Refusal::AuthExhausted : failure.code, failure.message);
 }
 
+bool Console::acceptDesktop(QSize presented, const QString& when) {
+  const bool fromServer = m_grant.rdp.desktop.sizeFrom == Grant::Desktop::SizeFrom::Server;
+  const bool matches = presented == m_requestedDesktop;
+  const auto size = [](QSize s) {
+    return QJsonObject{{QStringLiteral("width"), s.width()}, {QStringLiteral("height"), s.height()}};
+  };
+  record(
+      QStringLiteral("desktop"),
+      QJsonObject{{QStringLiteral("when"), when},
+                  {QStringLiteral("requested"), size(m_requestedDesktop)},
+                  {QStringLiteral("presented"), size(presented)},
+                  {QStringLiteral("keyboard_layout"), KeyboardLayout::toString(m_keyboardLayout)},
+                  {QStringLiteral("size_from"), Grant::Desktop::sizeFromName(m_grant.rdp.desktop.sizeFrom)},
+                  {QStringLiteral("result"), matches      ? QStringLiteral("requested")
+                                             : fromServer ? QStringLiteral("server")
+                                                          : refusalName(Refusal::RdpDesktopMismatch)}});
+  if (matches || fromServer)
+    return true;
+  close(Refusal::RdpDesktopMismatch,
+        QStringLiteral("the guest presented %1x%2 %3; the grant names %4x%5")
+            .arg(presented.width())
+            .arg(presented.height())
+            .arg(when == u"connect" ? QStringLiteral("at connect") : QStringLiteral("after a resize"))
+            .arg(m_requestedDesktop.width())
+            .arg(m_requestedDesktop.height()));
+  return false;
+}
+
+void Console::onRdpDesktopResized(QSize desktop) {
+  if (m_phases.isClosed())
+    return;
+  if (!acceptDesktop(desktop, QStringLiteral("resize")))
+    return; // CLOSED: the gate refuses everything from here on
+  m_desktop = desktop;
+  m_gate.setDesktopSize(desktop);
+}
+
 void Console::onRdpConnected(QSize desktop) {
+  // The size is judged before anything can reach the guest: no session for the input sink,
+  // m_connected false (panel input is refused), no welcome.
+  if (!acceptDesktop(desktop, QStringLiteral("connect")))
+    return;
   m_connected = true;
   m_desktop = desktop;
   m_sink.setSession(m_rdp.get());

@@ -90,6 +90,10 @@ private:
   void onCredentials(Credentials& credentials);
   void onRdpConnected(QSize desktop);
   void onRdpFailed(const Failure& failure);
+  void onRdpDesktopResized(QSize desktop);
+  // The presented size against the grant's rdp.desktop (recorded either way); false: the
+  // console closed RDP_DESKTOP_MISMATCH. `when` is "connect" or "resize".
+  bool acceptDesktop(QSize presented, const QString& when);
   void onFrame(const QImage& frame, const QList<QRect>& dirty);
   void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
   void sendWelcome();
@@ -136,7 +140,9 @@ private:
   WipeLedger m_wipes; // what the teardown zeroed, owner by owner (the cleanup record's buffers_wiped)
   QTimer m_expiry;
   QImage m_frame;
-  QSize m_desktop;
+  QSize m_desktop;          // what the session presents (the welcome, the gate's bounds)
+  QSize m_requestedDesktop; // what the console asked for (the grant's rdp.desktop)
+  quint32 m_keyboardLayout = 0;
   QByteArray m_capability;
   int m_authAttempt = 0;
   bool m_awaitingCredentials = false;

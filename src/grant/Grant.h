@@ -5,6 +5,7 @@
 #pragma once
 
 #include "grant/Candidate.h"
+#include "grant/KeyboardLayout.h"
 
 #include <QByteArray>
 #include <QDateTime>
@@ -20,12 +21,30 @@ struct Grant {
     QString name;
     QString libvirtUri;
   };
+  // rdp.desktop and rdp.keyboard_layout: the screen the model sees is part of the task.
+  struct Desktop {
+    static constexpr int kMin = 200;
+    static constexpr int kMax = 8192;
+    static constexpr int kDefaultWidth = 1920;
+    static constexpr int kDefaultHeight = 1080;
+    enum class SizeFrom { Grant, Server };
+
+    int width = kDefaultWidth; // even, kMin..kMax
+    int height = kDefaultHeight;
+    SizeFrom sizeFrom = SizeFrom::Grant; // Server: the size the server presents is taken and recorded
+    quint32 keyboardLayout = KeyboardLayout::kDefault; // a Windows KLID
+
+    static QString sizeFromName(SizeFrom from) {
+      return from == SizeFrom::Server ? QStringLiteral("server") : QStringLiteral("grant");
+    }
+  };
   struct Rdp {
     QString host; // always "127.0.0.1"
     quint16 port = 0;
     quint16 guestPort = 0;
     QByteArray certSha256; // 32 raw bytes; empty iff unpinned
     bool unpinned = false; // the grant visibly opted out of pinning; the panel warns
+    Desktop desktop;       // the defaults when the grant names none
   };
   struct Panel {
     QString title;

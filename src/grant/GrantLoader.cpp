@@ -3,6 +3,7 @@
 #include "common/LibvirtUriRule.h"
 #include "common/StrictJson.h"
 #include "grant/GrantSignature.h"
+#include "grant/KeyboardLayout.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -185,12 +186,53 @@ private:
   QString m_error;
 };
 
+// rdp.desktop {width, height, size_from} and rdp.keyboard_layout; absent means the defaults.
+void readDesktop(SchemaReader& r, const QJsonObject& rdp, Grant::Desktop* desktop) {
+  using Desktop = Grant::Desktop;
+  if (rdp.contains(u"desktop")) {
+    const QString path = QStringLiteral("rdp.desktop");
+    const QJsonObject o = r.object(rdp, QStringLiteral("rdp"), u"desktop");
+    if (r.failed())
+      return;
+    r.expectFields(o, path, {u"width", u"height"}, {u"size_from"});
+    desktop->width = int(r.integer(o, path, u"width", Desktop::kMin, Desktop::kMax));
+    desktop->height = int(r.integer(o, path, u"height", Desktop::kMin, Desktop::kMax));
+    // Even sizes: what RDP servers lay out (the GFX surface and H.264/progressive tiles want
+    // them; Windows rounds odd ones).
+    if (!r.failed() && desktop->width % 2 != 0)
+      r.fail(path + QStringLiteral(".width"), QStringLiteral("must be even"));
+    if (!r.failed() && desktop->height % 2 != 0)
+      r.fail(path + QStringLiteral(".height"), QStringLiteral("must be even"));
+    if (!r.failed() && o.contains(u"size_from")) {
+      const QString from = r.string(o, path, u"size_from", 16);
+      if (from == u"grant")
+        desktop->sizeFrom = Desktop::SizeFrom::Grant;
+      else if (from == u"server")
+        desktop->sizeFrom = Desktop::SizeFrom::Server;
+      else if (!r.failed())
+        r.fail(path + QStringLiteral(".size_from"), QStringLiteral("expected \"grant\" or \"server\""));
+    }
+  }
+  if (!r.failed() && rdp.contains(u"keyboard_layout")) {
+    const QString where = QStringLiteral("rdp.keyboard_layout");
+    const QJsonValue v = rdp.value(u"keyboard_layout");
+    const std::optional<quint32> klid = v.isString() ? KeyboardLayout::parse(v.toString()) : std::nullopt;
+    if (!klid)
+      r.fail(where, QStringLiteral("expected a KLID string \"0x\" + 8 hex digits, e.g. \"0x00000409\""));
+    else if (!KeyboardLayout::isLayout(*klid))
+      r.fail(where, QStringLiteral("not a Windows keyboard layout identifier"));
+    else
+      desktop->keyboardLayout = *klid;
+  }
+}
+
 void readRdp(SchemaReader& r, const QJsonObject& root, Grant::Rdp* rdp) {
   const QString path = QStringLiteral("rdp");
   const QJsonObject o = r.object(root, QString(), path);
   if (r.failed())
     return;
-  r.expectFields(o, path, {u"host", u"port", u"guest_port"}, {u"cert_sha256", u"insecure_no_cert_pin"});
+  r.expectFields(o, path, {u"host", u"port", u"guest_port"},
+                 {u"cert_sha256", u"insecure_no_cert_pin", u"desktop", u"keyboard_layout"});
   rdp->host = r.string(o, path, u"host", 64);
   if (!r.failed() && rdp->host != u"127.0.0.1")
     r.fail(QStringLiteral("rdp.host"), QStringLiteral("must be exactly 127.0.0.1"));
@@ -223,6 +265,8 @@ void readRdp(SchemaReader& r, const QJsonObject& root, Grant::Rdp* rdp) {
   } else {
     r.fail(QStringLiteral("rdp.cert_sha256"), QStringLiteral("required unless insecure_no_cert_pin is true"));
   }
+  if (!r.failed())
+    readDesktop(r, o, &rdp->desktop);
 }
 
 void readPanel(SchemaReader& r, const QJsonObject& root, Grant::Panel* panel) {

@@ -119,6 +119,18 @@ bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
   };
   for (const auto& [key, value] : bools)
     ok = ok && freerdp_settings_set_bool(s, key, value);
+  // The requested desktop and keyboard (Client Core Data); the session judges what the server
+  // presents. A layout of 0 would leave the server guessing (xrdp: km-00000000.ini).
+  const std::pair<FreeRDP_Settings_Keys_UInt32, quint32> sizes[] = {
+      {FreeRDP_DesktopWidth, target.desktopWidth},
+      {FreeRDP_DesktopHeight, target.desktopHeight},
+      {FreeRDP_KeyboardLayout, target.keyboardLayout},
+      {FreeRDP_KeyboardType, target.keyboardType},
+      {FreeRDP_KeyboardSubType, target.keyboardSubType},
+      {FreeRDP_KeyboardFunctionKey, target.keyboardFunctionKey},
+  };
+  for (const auto& [key, value] : sizes)
+    ok = ok && (value == 0 || freerdp_settings_set_uint32(s, key, value));
   return ok;
 }
 

@@ -27,6 +27,13 @@ struct ClientTarget {
   quint16 port = 0;
   QString configDir; // private, empty
   int connectTimeoutMs = 10000;
+  // The desktop and keyboard the Client Core Data announces; 0 = FreeRDP's default.
+  quint32 desktopWidth = 0;
+  quint32 desktopHeight = 0;
+  quint32 keyboardLayout = 0;
+  quint32 keyboardType = 0;
+  quint32 keyboardSubType = 0;
+  quint32 keyboardFunctionKey = 0;
 };
 
 class ClientBaseline {

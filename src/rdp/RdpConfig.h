@@ -15,6 +15,14 @@ struct RdpConfig {
   bool unpinned = false; // the grant visibly opted out of pinning
   QString configDir;     // a private, empty directory for FreeRDP; nothing is written there
   int connectTimeoutMs = 10000;
+  // What the Client Core Data asks for (the grant's rdp.desktop and rdp.keyboard_layout);
+  // 0 leaves FreeRDP's default. The server may still present another size: the console judges.
+  quint32 desktopWidth = 0;
+  quint32 desktopHeight = 0;
+  quint32 keyboardLayout = 0; // a Windows KLID
+  quint32 keyboardType = 0;   // with the layout: MS-RDPBCGR keyboardType/SubType/FunctionKey
+  quint32 keyboardSubType = 0;
+  quint32 keyboardFunctionKey = 0;
 };
 
 // Moved into RdpSession::start(); wiped as soon as FreeRDP holds its own copies.

@@ -23,6 +23,8 @@ const REPO = path.resolve(__dirname, '../..');
 const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
 const BIN = { console: path.join(BUILD, 'bin/guest-console'), issue: path.join(BUILD, 'bin/gc-issue-grant') };
 const ARTIFACTS = process.env.GC_ARTIFACTS_DIR || '/tmp/gc-artifacts';
+// The benchmark's desktop, named in the grant (rdp.desktop, rdp.keyboard_layout): the defaults.
+const DESKTOP = { width: 1920, height: 1080, layout: '0x00000409' };
 const SESMAN_PORT = 3350; // fixed: xrdp reads it from /etc/xrdp/sesman.ini whatever --config says
 
 const results = [];
@@ -226,7 +228,8 @@ async function main() {
 </node>\n`, { mode: 0o600 });
   const grant = path.join(WORK, 'grant.json');
   execFileSync(BIN.issue, ['--out', grant, '--vm-uuid', vm.uuid, '--vm-name', vm.name, '--port', String(port), '--libvirt-uri', `test://${node}`,
-    '--cert-sha256', pin, '--title', 'interop: xrdp', '--panel', `username=${USER}`, '--sign-key', signKey], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+    '--cert-sha256', pin, '--desktop', `${DESKTOP.width}x${DESKTOP.height}`, '--keyboard-layout', DESKTOP.layout,
+    '--title', 'interop: xrdp', '--panel', `username=${USER}`, '--sign-key', signKey], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   const global = ['--state-dir', dirs.state, '--runtime-dir', dirs.runtime, '--issuer-key', issuerPub];
   const help = spawnSync(BIN.console, ['open', '--help'], { env: ENV, encoding: 'utf8' }).stdout || '';
   if (help.includes('--test-ledger-dir')) global.push('--test-ledger-dir', dirs.ledger);
@@ -259,6 +262,9 @@ async function main() {
   const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
   check('20.3', 'welcome: the identity says the server has no NLA (security "tls": credentials checked by the guest)', welcome && welcome.identity && welcome.identity.security === 'tls',
     { identity: welcome && welcome.identity, width: welcome && welcome.width, height: welcome && welcome.height });
+  // xrdp gives a new session the size the client asks for: the grant's, exactly.
+  check('20.2', 'the desktop is the grant\'s: xrdp gave the session the requested size; the welcome names it and the layout sent', welcome && welcome.width === DESKTOP.width && welcome.height === DESKTOP.height && welcome.identity && welcome.identity.keyboard_layout === DESKTOP.layout,
+    { requested: `${DESKTOP.width}x${DESKTOP.height}`, welcome: welcome && `${welcome.width}x${welcome.height}`, keyboard_layout: welcome && welcome.identity && welcome.identity.keyboard_layout });
   const framesFrom = frames.frames;
   const frameWindowStart = Date.now();
   await until(() => frames.frames - framesFrom >= 10, 20000);
@@ -351,6 +357,9 @@ async function main() {
     { ultimatum_received: ultimatum, unexpected_eof: eof.length, xrdp_after_close: report.xrdp_log.after_close.filter((l) => /ERROR|WARN|disconnect/i.test(l)).slice(0, 8) });
   check('20.4', 'xrdp tore the session down (KillDisconnected: no process of the account left)', tornDown, { left: userPids(uid).length, close_to_teardown_ms: report.figures.session_teardown_ms });
   log(`xrdp keymap: ${report.xrdp_log.keymap_missing.join(' | ') || 'no missing-keymap line'}`);
+  const keymapLoaded = (readText(xrdpLog).match(/[^\n]*km-[0-9a-f]{8}\.ini[^\n]*/gi) || []).map((l) => l.replace(/^\[[^\]]*\]\s*/, ''));
+  check('20.2', `xrdp found its keymap for the layout the console sent (${DESKTOP.layout}): no "Cannot find keymap file" line`, report.xrdp_log.keymap_missing.length === 0,
+    { keymap_missing: report.xrdp_log.keymap_missing, keymap_lines: keymapLoaded.slice(0, 4) });
 
   // ---- the daemons stop; their ports are free -------------------------------------------
   for (const p of [xrdp, sesman]) p.kill('SIGTERM');

@@ -228,11 +228,18 @@ async function bootGuest(hostfwds) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The guest's display is fixed (a shadow session of the Xvfb screen guest/init starts): the
+// grant names that size, read from the init script itself.
+const GUEST_DESKTOP = (() => {
+  const m = /Xvfb :0 -screen 0 (\d+)x(\d+)x\d+/.exec(fs.readFileSync(path.join(__dirname, 'guest/init'), 'utf8'));
+  if (!m) throw new Error('live: guest/init starts no Xvfb -screen WxHxD');
+  return `${m[1]}x${m[2]}`;
+})();
 let grantCount = 0;
 function issueGrant({ port, cert, lifetime, run }) {
   const out = path.join(GRANTS, `grant-${++grantCount}.json`);
   const args = [...(run ? ['--run', run] : []), '--out', out, '--vm-uuid', VM.uuid, '--vm-name', VM.name, '--port', String(port), '--libvirt-uri', URI,
-    '--cert-sha256', cert, '--title', 'live lane', '--panel', `username=${USER}`, '--sign-key', ISSUER.key];
+    '--cert-sha256', cert, '--desktop', GUEST_DESKTOP, '--title', 'live lane', '--panel', `username=${USER}`, '--sign-key', ISSUER.key];
   if (lifetime) args.push('--lifetime', String(lifetime));
   execFileSync(BIN.issue, args, { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   return out;

@@ -172,11 +172,14 @@ bool DemoRun::startGuest() {
   m_guestReady = m_guest->events(QStringLiteral("event"), QStringLiteral("ready")).first();
   m_port = quint16(m_guestReady.value(QStringLiteral("port")).toInt());
   m_report.step(QStringLiteral("guest ready"),
-                QStringLiteral("gc-test-guest pid %1 on 127.0.0.1:%2, %3x%4, marker %5")
+                QStringLiteral("gc-test-guest pid %1 on 127.0.0.1:%2, %3, marker %4")
                     .arg(m_guest->pid())
                     .arg(m_port)
-                    .arg(m_guestReady.value(QStringLiteral("width")).toInt())
-                    .arg(m_guestReady.value(QStringLiteral("height")).toInt())
+                    .arg(str(m_guestReady, "size") == QLatin1String("fixed")
+                             ? QStringLiteral("%1x%2 fixed")
+                                   .arg(m_guestReady.value(QStringLiteral("width")).toInt())
+                                   .arg(m_guestReady.value(QStringLiteral("height")).toInt())
+                             : QStringLiteral("the size the client asks for"))
                     .arg(str(m_guestReady, "marker")));
   return true;
 }

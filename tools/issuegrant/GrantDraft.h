@@ -31,6 +31,10 @@ struct GrantDraft {
   quint16 port = 0;
   QString certSha256; // 64 lowercase hex digits; empty iff insecureNoCertPin
   bool insecureNoCertPin = false;
+  int desktopWidth = 0; // 0: no rdp.desktop (the loader's default, 1920x1080)
+  int desktopHeight = 0;
+  QString desktopSizeFrom; // empty: no size_from (the loader's default, "grant")
+  QString keyboardLayout;  // "0x00000409"; empty: no rdp.keyboard_layout (default 0x00000409)
   QString title;
   QList<QPair<QString, QString>> panelFields; // besides the title, in the order given
   QString mcpServer = QStringLiteral("guest-console");

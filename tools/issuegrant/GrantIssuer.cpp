@@ -64,6 +64,15 @@ Outcome<QByteArray> GrantIssuer::render(const GrantDraft& d) {
     rdp.append({QStringLiteral("insecure_no_cert_pin"), QByteArrayLiteral("true")});
   else
     rdp.append({QStringLiteral("cert_sha256"), scalar(d.certSha256)});
+  if (d.desktopWidth > 0) {
+    QByteArray desktop = "{\"width\": " + QByteArray::number(d.desktopWidth) +
+                         ", \"height\": " + QByteArray::number(d.desktopHeight);
+    if (!d.desktopSizeFrom.isEmpty())
+      desktop += ", \"size_from\": " + scalar(d.desktopSizeFrom);
+    rdp.append({QStringLiteral("desktop"), desktop + '}'});
+  }
+  if (!d.keyboardLayout.isEmpty())
+    rdp.append({QStringLiteral("keyboard_layout"), scalar(d.keyboardLayout)});
 
   Members panel{{QStringLiteral("title"), scalar(d.title)}};
   for (const auto& [key, value] : d.panelFields)

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 #include <optional>
 #include <variant>
@@ -128,6 +129,23 @@ std::variant<Plan, UsageError> plan(QCommandLineParser& parser, QIODevice& stand
     d.insecureNoCertPin = true;
   }
 
+  // The desktop and the layout; the loader (GrantIssuer::render) judges the values.
+  if (parser.isSet(QStringLiteral("desktop"))) {
+    static const QRegularExpression size(QStringLiteral("\\A(\\d{1,5})x(\\d{1,5})\\z"));
+    const QRegularExpressionMatch m = size.match(parser.value(QStringLiteral("desktop")));
+    if (!m.hasMatch())
+      return usage(QStringLiteral("--desktop expects WIDTHxHEIGHT, e.g. 1920x1080"));
+    d.desktopWidth = m.captured(1).toInt();
+    d.desktopHeight = m.captured(2).toInt();
+  }
+  if (parser.isSet(QStringLiteral("desktop-size-from"))) {
+    if (!parser.isSet(QStringLiteral("desktop")))
+      return usage(QStringLiteral("--desktop-size-from needs --desktop (the size the console requests)"));
+    d.desktopSizeFrom = parser.value(QStringLiteral("desktop-size-from"));
+  }
+  if (parser.isSet(QStringLiteral("keyboard-layout")))
+    d.keyboardLayout = parser.value(QStringLiteral("keyboard-layout"));
+
   d.title = parser.isSet(QStringLiteral("title")) ? parser.value(QStringLiteral("title"))
                                                   : QStringLiteral("Guest Console: ") + d.vmName;
   for (const QString& field : parser.values(QStringLiteral("panel"))) {
@@ -183,6 +201,12 @@ void addOptions(QCommandLineParser& parser) {
   opt("insecure-no-cert-pin", "Do not pin the guest's certificate (the panel warns).");
   opt("lifetime", "expires_at - issued_at, in seconds.", "SECONDS", "900");
   opt("issued-offset", "issued_at = now + SECONDS (negative: in the past). For tests.", "SECONDS", "0");
+  opt("desktop", "rdp.desktop: the size the console requests and insists on (default 1920x1080).",
+      "WIDTHxHEIGHT");
+  opt("desktop-size-from", "rdp.desktop.size_from: grant (default) or server (the server's size is taken).",
+      "grant|server");
+  opt("keyboard-layout", "rdp.keyboard_layout, a Windows KLID (default 0x00000409, US English).",
+      "0xXXXXXXXX");
   opt("title", "panel.title (default: \"Guest Console: <vm-name>\").", "TEXT");
   opt("panel", "Another panel field (repeatable), e.g. username=alice.", "KEY=VALUE");
   opt("mcp-server", "mcp.server.", "NAME", "guest-console");

@@ -87,6 +87,19 @@ QString ConsoleRig::writeGrant() {
     return {};
   node.close();
   const QDateTime now = QDateTime::currentDateTimeUtc();
+  QJsonObject rdp{{QStringLiteral("host"), QStringLiteral("127.0.0.1")},
+                  {QStringLiteral("port"), guest.port()},
+                  {QStringLiteral("guest_port"), 3389},
+                  {QStringLiteral("cert_sha256"), spec.pin.isEmpty() ? guest.sha256() : spec.pin}};
+  if (spec.desktop.isValid()) {
+    QJsonObject desktop{{QStringLiteral("width"), spec.desktop.width()},
+                        {QStringLiteral("height"), spec.desktop.height()}};
+    if (!spec.sizeFrom.isEmpty())
+      desktop.insert(QStringLiteral("size_from"), spec.sizeFrom);
+    rdp.insert(QStringLiteral("desktop"), desktop);
+  }
+  if (!spec.keyboardLayout.isEmpty())
+    rdp.insert(QStringLiteral("keyboard_layout"), spec.keyboardLayout);
   const QJsonObject grant{
       {QStringLiteral("version"), 1},
       {QStringLiteral("grant_id"), QUuid::createUuid().toString(QUuid::WithoutBraces)},
@@ -99,11 +112,7 @@ QString ConsoleRig::writeGrant() {
        QJsonObject{{QStringLiteral("uuid"), uuid},
                    {QStringLiteral("name"), QStringLiteral("demo-vm")},
                    {QStringLiteral("libvirt_uri"), QStringLiteral("test://") + node.fileName()}}},
-      {QStringLiteral("rdp"),
-       QJsonObject{{QStringLiteral("host"), QStringLiteral("127.0.0.1")},
-                   {QStringLiteral("port"), guest.port()},
-                   {QStringLiteral("guest_port"), 3389},
-                   {QStringLiteral("cert_sha256"), spec.pin.isEmpty() ? guest.sha256() : spec.pin}}},
+      {QStringLiteral("rdp"), rdp},
       {QStringLiteral("panel"), QJsonObject{{QStringLiteral("title"), QStringLiteral("Console test")},
                                             {QStringLiteral("username"), QStringLiteral("op")}}},
       {QStringLiteral("mcp"), QJsonObject{{QStringLiteral("server"), QStringLiteral("guest-console")},

@@ -11,6 +11,7 @@
 #include <QImage>
 #include <QJsonObject>
 #include <QRegion>
+#include <QSize>
 #include <QTemporaryDir>
 #include <QWebSocket>
 
@@ -23,6 +24,11 @@ struct GrantSpec {
   QString password = QStringLiteral("throwaway-pw");
   bool signGrant = true;      // with the rig's own issuer key (made per rig)
   bool allowUnsigned = false; // the console's --allow-unsigned-grants
+  // rdp.desktop: small under ASan (the product's default is 1920x1080); an invalid size
+  // leaves the field out. sizeFrom/keyboardLayout: empty leaves them out.
+  QSize desktop{1024, 768};
+  QString sizeFrom = QString();
+  QString keyboardLayout = QString();
 };
 
 class ConsoleRig {

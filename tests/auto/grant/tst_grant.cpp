@@ -5,6 +5,7 @@
 #include "grant/ActionSpec.h"
 #include "grant/GrantLoader.h"
 #include "grant/GrantSignature.h"
+#include "grant/KeyboardLayout.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -348,6 +349,11 @@ private slots:
     QCOMPARE(g->rdp.certSha256.toHex(),
              QByteArray("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"));
     QCOMPARE(g->rdp.unpinned, false);
+    // No rdp.desktop / rdp.keyboard_layout: the documented defaults.
+    QCOMPARE(g->rdp.desktop.width, 1920);
+    QCOMPARE(g->rdp.desktop.height, 1080);
+    QCOMPARE(g->rdp.desktop.sizeFrom, Grant::Desktop::SizeFrom::Grant);
+    QCOMPARE(g->rdp.desktop.keyboardLayout, quint32(0x409));
     QCOMPARE(g->panel.title, QStringLiteral("Run 1"));
     QCOMPARE(g->panel.metadata.value("username").toString(), QStringLiteral("bench"));
     QCOMPARE(g->panel.metadata.value("title").toString(), QStringLiteral("Run 1"));
@@ -396,6 +402,98 @@ private slots:
     QFETCH(QByteArray, bytes);
     const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
     QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+  }
+
+  // ---- rdp.desktop and rdp.keyboard_layout (issue 20.2) ---------------------------------
+  void parsesTheDesktopFields_data() {
+    QTest::addColumn<QJsonValue>("desktop"); // undefined: absent
+    QTest::addColumn<QJsonValue>("layout");  // undefined: absent
+    QTest::addColumn<int>("width");
+    QTest::addColumn<int>("height");
+    QTest::addColumn<bool>("fromServer");
+    QTest::addColumn<quint32>("klid");
+    const QJsonValue none(QJsonValue::Undefined);
+    QTest::newRow("both absent: defaults") << none << none << 1920 << 1080 << false << quint32(0x409);
+    QTest::newRow("1024x768") << QJsonValue(QJsonObject{{"width", 1024}, {"height", 768}}) << none << 1024
+                              << 768 << false << quint32(0x409);
+    QTest::newRow("smallest") << QJsonValue(QJsonObject{{"width", 200}, {"height", 200}}) << none << 200
+                              << 200 << false << quint32(0x409);
+    QTest::newRow("largest") << QJsonValue(QJsonObject{{"width", 8192}, {"height", 8192}}) << none << 8192
+                             << 8192 << false << quint32(0x409);
+    QTest::newRow("size_from grant") << QJsonValue(QJsonObject{
+                                            {"width", 1280}, {"height", 800}, {"size_from", "grant"}})
+                                     << none << 1280 << 800 << false << quint32(0x409);
+    QTest::newRow("size_from server")
+        << QJsonValue(QJsonObject{{"width", 1280}, {"height", 800}, {"size_from", "server"}}) << none << 1280
+        << 800 << true << quint32(0x409);
+    QTest::newRow("German") << none << QJsonValue("0x00000407") << 1920 << 1080 << false << quint32(0x407);
+    QTest::newRow("US Dvorak, upper case")
+        << none << QJsonValue("0X00010409") << 1920 << 1080 << false << quint32(0x10409);
+    QTest::newRow("Japanese IME") << none << QJsonValue("0xE0010411") << 1920 << 1080 << false
+                                  << quint32(0xe0010411);
+    QTest::newRow("custom layout") << none << QJsonValue("0xa0000409") << 1920 << 1080 << false
+                                   << quint32(0xa0000409);
+  }
+  void parsesTheDesktopFields() {
+    QFETCH(QJsonValue, desktop);
+    QFETCH(QJsonValue, layout);
+    QFETCH(int, width);
+    QFETCH(int, height);
+    QFETCH(bool, fromServer);
+    QFETCH(quint32, klid);
+    QJsonObject o = baseGrant();
+    QJsonObject rdp = o.value("rdp").toObject();
+    if (!desktop.isUndefined())
+      rdp.insert("desktop", desktop);
+    if (!layout.isUndefined())
+      rdp.insert("keyboard_layout", layout);
+    o.insert("rdp", rdp);
+    const Outcome<Grant> g = GrantLoader::parse(bytesOf(o), unsignedPolicy(), kNow);
+    QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+    QCOMPARE(g->rdp.desktop.width, width);
+    QCOMPARE(g->rdp.desktop.height, height);
+    QCOMPARE(g->rdp.desktop.sizeFrom == Grant::Desktop::SizeFrom::Server, fromServer);
+    QCOMPARE(g->rdp.desktop.keyboardLayout, klid);
+    QCOMPARE(KeyboardLayout::toString(klid),
+             (layout.isUndefined() ? QStringLiteral("0x00000409") : layout.toString().toLower()));
+  }
+
+  // The signature covers the exact bytes: changing the desktop or the layout of a signed grant
+  // breaks it like any other field.
+  void signatureCoversTheDesktopFields_data() {
+    QTest::addColumn<QByteArray>("before");
+    QTest::addColumn<QByteArray>("after");
+    QTest::newRow("width") << QByteArray("\"width\":1024") << QByteArray("\"width\":1026");
+    QTest::newRow("height") << QByteArray("\"height\":768") << QByteArray("\"height\":770");
+    QTest::newRow("size_from") << QByteArray("\"size_from\":\"grant\"")
+                               << QByteArray("\"size_from\":\"server\"");
+    QTest::newRow("layout") << QByteArray("0x00000409") << QByteArray("0x00000407");
+  }
+  void signatureCoversTheDesktopFields() {
+    QFETCH(QByteArray, before);
+    QFETCH(QByteArray, after);
+    const Key issuer = generateKey();
+    QVERIFY(issuer);
+    QJsonObject o = baseGrant();
+    QJsonObject rdp = o.value("rdp").toObject();
+    rdp.insert("desktop", QJsonObject{{"width", 1024}, {"height", 768}, {"size_from", "grant"}});
+    rdp.insert("keyboard_layout", "0x00000409");
+    o.insert("rdp", rdp);
+    const QByteArray bytes = bytesOf(o);
+    const QByteArray signature = sign(issuer.get(), bytes);
+    GrantPolicy policy;
+    policy.issuerPublicKeyPem = publicPem(issuer.get());
+    const Outcome<Grant> good = GrantLoader::parse(bytes, policy, kNow, signature);
+    QVERIFY2(good.ok(), good.ok() ? "" : qPrintable(good.failure().toString()));
+    QCOMPARE(good->rdp.desktop.width, 1024);
+    QVERIFY(bytes.contains(before));
+    QByteArray tampered = bytes;
+    tampered.replace(before, after);
+    // Still a valid grant, only not the signed one.
+    QVERIFY(GrantLoader::parse(tampered, unsignedPolicy(), kNow).ok());
+    const Outcome<Grant> g = GrantLoader::parse(tampered, policy, kNow, signature);
+    QVERIFY(!g.ok());
+    QCOMPARE(refusalName(g.code()), QStringLiteral("GRANT_SIGNATURE"));
   }
 
   void acceptsTheUnpinnedOptOut() {
@@ -632,6 +730,37 @@ private slots:
         << with("action.candidates.0.action.keys", QJsonArray{"ctrl", "alt", "printscreen"})
         << "action.candidates[0].action.keys[2]";
     QTest::newRow("action empty object") << with("action", QJsonObject{}) << "action.candidates";
+    // rdp.desktop and rdp.keyboard_layout (issue 20.2).
+    const auto desktop = [](QJsonObject d) { return with("rdp.desktop", d); };
+    QTest::newRow("desktop not an object") << with("rdp.desktop", "1920x1080") << "rdp.desktop";
+    QTest::newRow("desktop without height") << desktop({{"width", 1920}}) << "rdp.desktop.height";
+    QTest::newRow("desktop unknown field")
+        << desktop({{"width", 1920}, {"height", 1080}, {"depth", 32}}) << "rdp.desktop.depth";
+    QTest::newRow("desktop width too small")
+        << desktop({{"width", 198}, {"height", 1080}}) << "rdp.desktop.width";
+    QTest::newRow("desktop height too large")
+        << desktop({{"width", 1920}, {"height", 8194}}) << "rdp.desktop.height";
+    QTest::newRow("desktop width odd") << desktop({{"width", 1921}, {"height", 1080}}) << "rdp.desktop.width";
+    QTest::newRow("desktop height odd")
+        << desktop({{"width", 1920}, {"height", 1079}}) << "rdp.desktop.height";
+    QTest::newRow("desktop width fraction")
+        << desktop({{"width", 1920.5}, {"height", 1080}}) << "rdp.desktop.width";
+    QTest::newRow("desktop width string")
+        << desktop({{"width", "1920"}, {"height", 1080}}) << "rdp.desktop.width";
+    QTest::newRow("desktop size_from other")
+        << desktop({{"width", 1920}, {"height", 1080}, {"size_from", "panel"}}) << "rdp.desktop.size_from";
+    QTest::newRow("desktop size_from bool")
+        << desktop({{"width", 1920}, {"height", 1080}, {"size_from", true}}) << "rdp.desktop.size_from";
+    QTest::newRow("layout zero") << with("rdp.keyboard_layout", "0x00000000") << "rdp.keyboard_layout";
+    QTest::newRow("layout number") << with("rdp.keyboard_layout", 1033) << "rdp.keyboard_layout";
+    QTest::newRow("layout short") << with("rdp.keyboard_layout", "0x409") << "rdp.keyboard_layout";
+    QTest::newRow("layout no prefix") << with("rdp.keyboard_layout", "00000409") << "rdp.keyboard_layout";
+    QTest::newRow("layout not hex") << with("rdp.keyboard_layout", "0x0000040g") << "rdp.keyboard_layout";
+    QTest::newRow("layout neutral language")
+        << with("rdp.keyboard_layout", "0x00000400") << "rdp.keyboard_layout";
+    QTest::newRow("layout invariant") << with("rdp.keyboard_layout", "0x0000007f") << "rdp.keyboard_layout";
+    QTest::newRow("layout bad variant") << with("rdp.keyboard_layout", "0x12340409") << "rdp.keyboard_layout";
+    QTest::newRow("layout all ones") << with("rdp.keyboard_layout", "0xffffffff") << "rdp.keyboard_layout";
   }
   void refusesMalformedGrants() {
     QFETCH(QByteArray, bytes);

@@ -3,6 +3,7 @@
 // tampering, files are created 0600 and never replace anything, and nothing secret is
 // written anywhere.
 #include "grant/GrantLoader.h"
+#include "grant/KeyboardLayout.h"
 #include "tools/issuegrant/GrantIssuer.h"
 #include "tools/issuegrant/GuestReadyLine.h"
 #include "tools/issuegrant/IssueGrantCommand.h"
@@ -83,6 +84,13 @@ QString fieldOf(const Grant& g, const QString& field) {
     return QString::fromLatin1(g.rdp.certSha256.toHex());
   if (field == QStringLiteral("rdp.unpinned"))
     return g.rdp.unpinned ? QStringLiteral("true") : QStringLiteral("false");
+  if (field == QStringLiteral("rdp.desktop"))
+    return QStringLiteral("%1x%2 %3")
+        .arg(g.rdp.desktop.width)
+        .arg(g.rdp.desktop.height)
+        .arg(Grant::Desktop::sizeFromName(g.rdp.desktop.sizeFrom));
+  if (field == QStringLiteral("rdp.keyboard_layout"))
+    return KeyboardLayout::toString(g.rdp.desktop.keyboardLayout);
   if (field == QStringLiteral("lifetime"))
     return QString::number(g.issuedAt.secsTo(g.expiresAt));
   if (field == QStringLiteral("panel.title"))
@@ -165,6 +173,12 @@ private slots:
          "9F:86:D0:81:88:4C:7D:65:9A:2F:EA:A0:C5:5A:D0:15:A3:BF:4F:1B:2B:0B:82:2C:D1:5D:6C:15:B0:F0:0A:08"},
         "rdp.cert_sha256", kCert);
     row("pinned by default", {}, "rdp.unpinned", "false");
+    row("--desktop default", {}, "rdp.desktop", "1920x1080 grant");
+    row("--desktop", {"--desktop", "1280x720"}, "rdp.desktop", "1280x720 grant");
+    row("--desktop-size-from server", {"--desktop", "1024x768", "--desktop-size-from", "server"},
+        "rdp.desktop", "1024x768 server");
+    row("--keyboard-layout default", {}, "rdp.keyboard_layout", "0x00000409");
+    row("--keyboard-layout", {"--keyboard-layout", "0x00000407"}, "rdp.keyboard_layout", "0x00000407");
     row("--lifetime default", {}, "lifetime", "900");
     row("--lifetime", {"--lifetime", "60"}, "lifetime", "60");
     row("--title default", {}, "panel.title", "Guest Console: win11");
@@ -519,6 +533,20 @@ private slots:
                                "a:b:{\"type\":\"click\",\"x\":1,\"y\":1}", "--candidate",
                                "a:c:{\"type\":\"click\",\"x\":2,\"y\":2}"})
         << failed;
+    QTest::newRow("desktop without x")
+        << (base + QStringList{"--insecure-no-cert-pin", "--desktop", "1920"}) << usage;
+    QTest::newRow("size-from without desktop")
+        << (base + QStringList{"--insecure-no-cert-pin", "--desktop-size-from", "server"}) << usage;
+    QTest::newRow("desktop odd") << (base + QStringList{"--insecure-no-cert-pin", "--desktop", "1921x1080"})
+                                 << failed;
+    QTest::newRow("desktop too small")
+        << (base + QStringList{"--insecure-no-cert-pin", "--desktop", "100x100"}) << failed;
+    QTest::newRow("size-from other") << (base + QStringList{"--insecure-no-cert-pin", "--desktop", "800x600",
+                                                            "--desktop-size-from", "panel"})
+                                     << failed;
+    QTest::newRow("layout zero") << (base +
+                                     QStringList{"--insecure-no-cert-pin", "--keyboard-layout", "0x00000000"})
+                                 << failed;
     QTest::newRow("title control character")
         << (base + QStringList{"--insecure-no-cert-pin", "--title", "a\nb"}) << failed;
   }

@@ -55,8 +55,10 @@ class Rig {
     return Object.assign(g, { port: ready.port, cert: ready.cert_sha256, width, height });
   }
 
-  // A grant for an RDP server on 127.0.0.1:port with the given certificate pin.
-  grant(port, cert) {
+  // A grant for an RDP server on 127.0.0.1:port with the given certificate pin, naming the
+  // server's desktop (a guest started with --width/--height keeps that size; the shadow's Xvfb
+  // is 1920x1080, the grant's default).
+  grant(port, cert, { width = 1920, height = 1080 } = {}) {
     const n = ++this.count;
     const node = path.join(this.work, `node-${n}.xml`);
     const uuid = crypto.randomUUID();
@@ -64,7 +66,7 @@ class Rig {
     const uri = execFileSync(this.bin.demovm, ['--out', node, '--port', String(port), '--uuid', uuid, '--name', name], { env: this.env, encoding: 'utf8' }).trim().split('\n').pop();
     const out = path.join(this.work, `grant-${n}.json`);
     execFileSync(this.bin.issue, ['--out', out, '--vm-uuid', uuid, '--vm-name', name, '--port', String(port), '--libvirt-uri', uri,
-      '--cert-sha256', cert, '--title', 'bench', '--lifetime', '3600', '--sign-key', this.issuer.key], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+      '--cert-sha256', cert, '--desktop', `${width}x${height}`, '--title', 'bench', '--lifetime', '3600', '--sign-key', this.issuer.key], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
     return out;
   }
 
@@ -72,7 +74,7 @@ class Rig {
   // `panel: false` leaves the one panel connection to the caller (the webview part), whose
   // page origin goes in `allowOrigin`; the session then carries `ready` (port, capability).
   async open(target, { user = this.user, password = this.password, panel: withPanel = true, allowOrigin = null } = {}) {
-    const grant = this.grant(target.port, target.cert);
+    const grant = this.grant(target.port, target.cert, target);
     const args = ['open', '--grant', grant, '--state-dir', this.state, '--runtime-dir', this.runtime, '--issuer-key', this.issuer.pub, '--test-ledger-dir', this.ledger];
     if (allowOrigin) args.push('--allow-origin', allowOrigin);
     // GC_BENCH_WRAP="perf record -g -o F --" (or heaptrack -o F): profile the console; the

@@ -243,6 +243,7 @@ export async function launchConsole(options: ConsoleOptions = {}): Promise<Conso
     '--vm-name', vmName,
     '--port', String(port),
     '--cert-from-guest-ready-line', '-',
+    '--desktop', `${width}x${height}`, // the guest's fixed size (--width/--height)
     '--libvirt-uri', libvirtUri,
     '--run', runId,
     '--task', taskId,

@@ -140,6 +140,9 @@ export class TestGuest extends JsonLineChild {
   readyLine = '';
   port = 0;
   certSha256 = '';
+  /** The guest's fixed desktop (--width/--height), from its ready line: what its grants name. */
+  width = 0;
+  height = 0;
 
   static async start(o: GuestOptions): Promise<TestGuest> {
     const args = ['--port', '0', '--marker', `0x${o.marker.toString(16).padStart(8, '0')}`, '--width', String(o.width ?? 640), '--height', String(o.height ?? 400)];
@@ -150,6 +153,8 @@ export class TestGuest extends JsonLineChild {
     guest.readyLine = JSON.stringify(ready);
     guest.port = Number(ready['port']);
     guest.certSha256 = String(ready['cert_sha256']);
+    guest.width = Number(ready['width']);
+    guest.height = Number(ready['height']);
     return guest;
   }
 
@@ -221,6 +226,7 @@ export async function issueDemoGrant(dir: string, guest: TestGuest, title = 'Gue
     '--vm-name', vmName,
     '--port', String(guest.port),
     '--cert-from-guest-ready-line', readyFile,
+    '--desktop', `${guest.width}x${guest.height}`,
     '--libvirt-uri', libvirtUri,
     '--run', run_,
     '--task', task,
