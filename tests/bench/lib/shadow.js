@@ -239,8 +239,9 @@ async function shadowSuite(rig, opts) {
   const background = child(rig, rig.bin.xload, ['idle', '100000'], xenv); // the static text page
 
   // --- the console ---------------------------------------------------------------------
-  const s = await rig.open({ port, cert }, { user: USER, password: PASSWORD });
+  // Counted from before the open: the server opens RDPGFX during the connection, before SETUP.
   const log0 = { ...srvLog.counts };
+  const s = await rig.open({ port, cert }, { user: USER, password: PASSWORD });
   await measure(rig, ctx, consoleClient(s), { xenv, shadow, label: 'console' });
   serverEvidence(ctx, 'console', log0, srvLog.counts);
   await rig.close(s);
