@@ -6,6 +6,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -281,5 +282,23 @@ QList<QJsonObject> ConsoleRig::panelMessages(const QString& type) const {
   for (const auto& o : panelReceived)
     if (o.value(QStringLiteral("type")).toString() == type)
       out.append(o);
+  return out;
+}
+
+QString evidenceFile(const ConsoleRig& rig) {
+  QDirIterator it(rig.dir.filePath(QStringLiteral("state/evidence")), {QStringLiteral("*.jsonl")});
+  return it.hasNext() ? it.next() : QString();
+}
+
+QList<QJsonObject> evidenceEntries(const ConsoleRig& rig, const QString& event) {
+  QList<QJsonObject> out;
+  QFile f(evidenceFile(rig));
+  if (!f.open(QIODevice::ReadOnly))
+    return out;
+  for (const QByteArray& line : f.readAll().split('\n')) {
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o.value(QStringLiteral("event")).toString() == event)
+      out.append(o);
+  }
   return out;
 }

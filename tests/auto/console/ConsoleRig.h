@@ -88,3 +88,8 @@ private:
   QByteArray m_pending;
   QList<QJsonObject> m_control;
 };
+
+// The run's evidence log (the first *.jsonl under the rig's state dir) and its entries of one
+// event, in order; empty when there is none yet.
+QString evidenceFile(const ConsoleRig& rig);
+QList<QJsonObject> evidenceEntries(const ConsoleRig& rig, const QString& event);

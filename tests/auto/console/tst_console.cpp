@@ -49,28 +49,10 @@ QStringList filesContaining(const QString& root, const QByteArray& needle) {
   return hits;
 }
 
-QString evidenceFile(const ConsoleRig& rig) {
-  QDirIterator it(rig.dir.filePath(QStringLiteral("state/evidence")), {QStringLiteral("*.jsonl")});
-  return it.hasNext() ? it.next() : QString();
-}
-
 QList<QJsonObject> guestInputs(GuestProcess& guest) {
   QList<QJsonObject> out;
   for (const auto& e : guest.events(QStringLiteral("input")))
     out.append(e);
-  return out;
-}
-
-QList<QJsonObject> evidenceEntries(const ConsoleRig& rig, const QString& event) {
-  QList<QJsonObject> out;
-  QFile f(evidenceFile(rig));
-  if (!f.open(QIODevice::ReadOnly))
-    return out;
-  for (const QByteArray& line : f.readAll().split('\n')) {
-    const QJsonObject o = QJsonDocument::fromJson(line).object();
-    if (o.value(QStringLiteral("event")).toString() == event)
-      out.append(o);
-  }
   return out;
 }
 

@@ -16,22 +16,6 @@ using namespace gc;
 
 namespace {
 
-QList<QJsonObject> evidenceEntries(const ConsoleRig& rig, const QString& event) {
-  QList<QJsonObject> out;
-  QDirIterator it(rig.dir.filePath(QStringLiteral("state/evidence")), {QStringLiteral("*.jsonl")});
-  if (!it.hasNext())
-    return out;
-  QFile f(it.next());
-  if (!f.open(QIODevice::ReadOnly))
-    return out;
-  for (const QByteArray& line : f.readAll().split('\n')) {
-    const QJsonObject o = QJsonDocument::fromJson(line).object();
-    if (o.value(QStringLiteral("event")).toString() == event)
-      out.append(o);
-  }
-  return out;
-}
-
 QSize sizeOf(const QJsonValue& v) {
   const QJsonObject o = v.toObject();
   return {o.value(QStringLiteral("width")).toInt(-1), o.value(QStringLiteral("height")).toInt(-1)};
