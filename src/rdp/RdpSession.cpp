@@ -324,10 +324,12 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
     m_halfClosed = true;
     ::shutdown(m_abortSocket, SHUT_WR); // FIN after every byte already written
   }
-  // The worker keeps reading (and discarding into the GDI) until the guest closes.
+  // The worker keeps reading (and discarding into the GDI) until the guest closes. It writes
+  // nothing more (SessionSetup::writePdu): a write into the shut socket would fail, end the
+  // session at once, and the reset would destroy whatever the guest has not read yet.
   std::unique_lock lock(m_syncMutex);
   const bool closed = m_syncCv.wait_for(lock, bound, [this] { return m_workerDone; });
-  return {closed, clock.elapsed()};
+  return {closed, clock.elapsed(), m_writesAfterGoodbye.load()};
 }
 
 void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) {

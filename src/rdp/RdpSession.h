@@ -79,6 +79,9 @@ public:
   struct Finish {
     bool confirmed = false;
     qint64 elapsedMs = 0;
+    // Client PDUs FreeRDP wanted to write after the goodbye (GFX frame acknowledgements for
+    // frames the guest still sent), not written: the socket is shut for writing.
+    int writesDropped = 0;
   };
   Finish finishGracefully(std::chrono::milliseconds bound);
 
@@ -198,6 +201,7 @@ private:
   std::atomic<bool> m_certAccepted{false};
   std::atomic<int> m_pdusBeforeCert{0};
   std::atomic<int> m_pdusAfterCert{0};
+  std::atomic<int> m_writesAfterGoodbye{0}; // WritePdu hook, once half-closed: not written
 
   // A dup() of FreeRDP's socket. FreeRDP 3.10 waits for handshake data in 100 ms poll
   // slices without looking at its abort event (transport_read_layer -> BIO_wait_read);

@@ -126,6 +126,13 @@ int SessionSetup::verifyX509Certificate(freerdp* instance, const BYTE* pem, size
 int SessionSetup::writePdu(rdpTransport* transport, wStream* s) {
   auto* ctx = reinterpret_cast<RdpContext*>(transport_get_context(transport));
   RdpSession* self = ctx->session;
+  if (self->m_halfClosed) {
+    // After the goodbye (finishGracefully) the socket is shut for writing; what FreeRDP still
+    // answers (frame acknowledgements) is not written, and counts as written so the session
+    // reads on until the guest closes.
+    ++self->m_writesAfterGoodbye;
+    return int(Stream_GetPosition(s));
+  }
   ++(self->m_certChecked ? self->m_pdusAfterCert : self->m_pdusBeforeCert);
   return ctx->originalWritePdu(transport, s);
 }

@@ -214,6 +214,7 @@ private slots:
   void guestSyncLeavesTheEventLoopRunningAndCancels();
   void releaseHeldLeavesTheGuestNeutral();
   void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses();
+  void finishGracefullyReachesABusyGuestOverTheGraphicsPipeline();
   void abortSendsADisconnectUltimatum();
   void abortOfAStoppedGuestIsBounded();
   void goodOpenAndCloseLogNoCriticalLine();
@@ -999,6 +1000,45 @@ void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() 
                .toInt(-1),
            3);
   qInfo("FIGURE finish_gracefully_ms %lld", finish.elapsedMs);
+}
+
+// The live lane's lost click: a busy guest (freerdp-shadow-cli3 in a TCG VM) still had the
+// action's last input unread in its socket when the session went. Over RDPGFX the guest keeps
+// sending frames after our goodbye, and each one is acknowledged: written into a socket
+// already shut for writing, that failed, the session dropped, and the reset destroyed what
+// the guest had not read. After the goodbye nothing more is written; the session reads on
+// until the guest closes.
+void tst_RdpSession::finishGracefullyReachesABusyGuestOverTheGraphicsPipeline() {
+  GuestProcess guest;
+  RdpSession session;
+  QVERIFY(startGuest(guest, QString::fromLatin1(kPassword),
+                     {QStringLiteral("--graphics"), QStringLiteral("gfx"), QStringLiteral("--slow-input"),
+                      QStringLiteral("40")}));
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
+  QVERIFY(pumpGuestUntil(
+      guest, [&] { return inputsAfterOpening(guest).has_value(); }, 15000));
+  QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxOpened, 15000);
+  constexpr int kKeys = 20; // 20 x 40 ms: most of them still unread when the goodbye goes
+  for (int i = 0; i < kKeys; ++i)
+    QVERIFY(session.sendKey(0x1E, i % 2 == 0).ok());
+
+  const RdpSession::Finish finish = session.finishGracefully(std::chrono::milliseconds(30000));
+  session.abort();
+
+  QVERIFY(guest.waitForEvent(QStringLiteral("client_disconnected"), 1, 30000));
+  const auto seen = inputsAfterOpening(guest);
+  QVERIFY(seen.has_value());
+  QCOMPARE(seen->size(), kKeys);
+  QVERIFY(finish.confirmed); // the guest read to the end and closed its side
+  QCOMPARE(guest.events(QStringLiteral("client_disconnected"))
+               .first()
+               .value(QStringLiteral("ultimatum"))
+               .toInt(-1),
+           3);
+  QVERIFY2(finish.writesDropped > 0, "the guest sent no frame after the goodbye: the case is not exercised");
+  qInfo("FIGURE finish_gracefully_busy_gfx_ms %lld (client PDUs not written after the goodbye: %d)",
+        finish.elapsedMs, finish.writesDropped);
 }
 
 // ---------------------------------------------------------------------------------------
