@@ -31,6 +31,9 @@ const DEADLINE_MS = Number(process.env.GC_LIVE_DEADLINE_S || 480) * 1000;
 
 const rnd = (n) => Array.from(crypto.randomBytes(n), (b) => 'abcdefghijkmnpqrstuvwxyz'[b % 24]).join('');
 const USER = 'operator';
+// The bound for a wait on an event (a guest observation, a phase, a UI state): every such wait
+// ends on the event itself; generous, because the TCG guest beside a loaded CI machine is slow.
+const EVENT_MS = 120000;
 const SENTINEL_PW = `Live-Pw-${rnd(12)}`;
 const TYPED = `typed${rnd(6)}`; // typed in SETUP; must appear in the guest, never in the report
 
@@ -258,7 +261,7 @@ class Session {
   }
   get events() { return this.proc.events; }
   async ready() {
-    this.readyEvent = await this.proc.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
+    this.readyEvent = await this.proc.waitFor((e) => e.event === 'ready' || e.event === 'error', EVENT_MS);
     if (this.readyEvent.event !== 'ready') throw new Error(`${this.label}: refused ${this.readyEvent.code}: ${this.readyEvent.message}`);
     this.run = this.readyEvent.run;
     this.binding = JSON.parse(fs.readFileSync(path.join(RUNS, this.run, 'binding.json'), 'utf8'));
@@ -266,9 +269,9 @@ class Session {
     return this.readyEvent;
   }
   async login() {
-    await this.proc.waitFor((e) => e.event === 'credentials_required', 60000);
+    await this.proc.waitFor((e) => e.event === 'credentials_required', EVENT_MS);
     this.proc.send({ cmd: 'credentials', username: USER, password: SENTINEL_PW, domain: '' });
-    await this.proc.waitFor((e) => e.event === 'phase' && e.reason === 'guest connected', 90000);
+    await this.proc.waitFor((e) => e.event === 'phase' && e.reason === 'guest connected', EVENT_MS);
   }
   phase(name, timeoutMs) { return this.proc.waitFor((e) => e.event === 'phase' && e.phase === name, timeoutMs); }
   phases() { return this.events.filter((e) => e.event === 'phase' || e.event === 'closed').map((e) => ({ phase: e.phase || 'CLOSED', reason: e.reason, t_s: Math.round((e.t_ms - started) / 100) / 10 })); }
@@ -415,6 +418,7 @@ const TYPED_VS = `vs${rnd(6)}`; // typed into the panel in SETUP: must reach the
 const TYPED_VS_LOCKED = `x${rnd(5)}`; // typed after the lock: must never reach the guest
 const SECRETS = () => [SENTINEL_PW, ntHashHex(SENTINEL_PW), TYPED, TYPED_VS, TYPED_VS_LOCKED];
 const keyName = (ch) => `Key${ch.toUpperCase()}`;
+const scrub = (text) => SECRETS().reduce((t, x) => t.split(x).join('<secret>'), text);
 
 async function prepareVsCode() {
   if (VS.skip || VS.error) return null;
@@ -438,6 +442,13 @@ function observed(serial, from) {
   return { keys: ev.filter((e) => e.kind === 'key'), buttons: ev.filter((e) => e.kind === 'button'), motions: ev.filter((e) => e.kind === 'motion') };
 }
 
+// What the guest's X server was asked to inject (XTest) and processed, for buttons and motion
+// (the observer's GCREC lines; never keys): explains where a missing event was lost.
+function recorded(serial, from) {
+  serial.poll();
+  return serial.lines.slice(from).filter((l) => l.text.startsWith('GCREC ')).map((l) => l.text.slice(6));
+}
+
 // A failure here is reported and the rest of the lane still runs (the guest must be free again).
 async function vsCodeSession(args) {
   const t0 = Date.now();
@@ -445,7 +456,12 @@ async function vsCodeSession(args) {
   try {
     await vsCodeSteps({ ...args, grant });
   } catch (e) {
-    check(2, 'VS Code lane ran to completion', false, { error: String(e && e.stack || e).slice(0, 900) });
+    // What the extension and code-server said last (neither ever logs a secret; scrubbed anyway).
+    const lane = await args.prep.catch(() => null);
+    const tail = (text) => scrub(String(text)).split('\n').filter(Boolean).slice(-15);
+    const extension_log = lane ? await lane.extensionLog().then(tail, (err) => [`(no extension log: ${err.message})`]) : [];
+    const code_server_log = lane ? tail(lane.serverLog.join('\n')) : [];
+    check(2, 'VS Code lane ran to completion', false, { error: String(e && e.stack || e).slice(0, 900), extension_log, code_server_log });
   } finally {
     const lane = await args.prep.catch(() => null);
     if (lane) await lane.stop().catch(() => {});
@@ -481,7 +497,7 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   const step = (what, p) => p.catch((e) => { throw new Error(`VS Code lane, ${what}: ${String(e && e.message || e).split('\n')[0]}`); });
 
   // Setup: the palette, the file dialog, the sign-in boxes (username prefilled from the grant).
-  const webview = await step('open the grant and sign in', lane.openGrant(grant, { domain: '', password: SENTINEL_PW }, 90000));
+  const webview = await step('open the grant and sign in', lane.openGrant(grant, { domain: '', password: SENTINEL_PW }, EVENT_MS));
   T.open_to_setup = secs(t0);
   const tSetup = Date.now();
   const pids = await consolePids(BIN.console, grant);
@@ -493,7 +509,7 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   check(2, 'VS Code lane: grant opened from the palette, credentials typed into the extension\'s password box, panel in SETUP; the password in neither the console\'s argv nor its environment',
     pids.length === 1 && R.console.argv_is_fixed && R.console.run_dir_while_open && !argv.join('\0').includes(SENTINEL_PW) && !environ.includes(SENTINEL_PW), R.console);
 
-  let marker = await waitUntilAsync(() => canvasMarker(webview), 30000);
+  let marker = await waitUntilAsync(() => canvasMarker(webview), EVENT_MS);
   T.marker_after_setup = secs(tSetup);
   R.canvas_marker = !!marker;
   check(2, 'VS Code lane: the webview canvas shows the guest\'s desktop (the observer\'s marker decodes from the canvas)', !!marker, { marker: !!marker });
@@ -509,17 +525,17 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   const tInput = Date.now();
   await step('click the canvas', canvas.click({ position: clickCss }));
   for (const ch of TYPED_VS) await lane.page.keyboard.press(keyName(ch));
-  await waitUntil(() => { const o = observed(serial, from); return o.buttons.length >= 2 && o.keys.length >= 2 * TYPED_VS.length; }, 20000);
+  await waitUntil(() => { const o = observed(serial, from); return o.buttons.length >= 2 && o.keys.length >= 2 * TYPED_VS.length; }, EVENT_MS);
   T.input_observed = secs(tInput);
   const o = observed(serial, from);
-  R.setup_input = { desktop: `${geometry.w}x${geometry.h}`, keys_sent: 2 * TYPED_VS.length, keys_seen: o.keys.length, typed_matches: o.keys.filter((e) => e.down).map((e) => e.keysym).join('') === TYPED_VS, click_sent: 1, buttons_seen: o.buttons.length };
+  R.setup_input = { recorded_in_guest: recorded(serial, from).filter((l) => !l.startsWith('req motion')), desktop: `${geometry.w}x${geometry.h}`, keys_sent: 2 * TYPED_VS.length, keys_seen: o.keys.length, typed_matches: o.keys.filter((e) => e.down).map((e) => e.keysym).join('') === TYPED_VS, click_sent: 1, buttons_seen: o.buttons.length };
   check(2, 'VS Code lane: keys typed in the panel reach the guest, exactly and in order (observer, serial console)',
     R.setup_input.typed_matches && o.keys.length === 2 * TYPED_VS.length && o.keys.every((e, i) => e.down === (i % 2 === 0)), R.setup_input);
   check(2, 'VS Code lane: a click in the panel reaches the guest once, at the clicked point (button 1 down + up)',
     o.buttons.length === 2 && o.buttons[0].down && !o.buttons[1].down && o.buttons.every((b) => b.button === 1 && near(b, clickAt)),
     { buttons: o.buttons.map((b) => ({ down: b.down, button: b.button, dx: b.x - clickAt.x, dy: b.y - clickAt.y })) });
   const totals = () => { const a = observed(serial, 0); return { keys: a.keys.length, buttons: a.buttons.length }; };
-  await waitUntilAsync(async () => { marker = await canvasMarker(webview); const t = totals(); return marker && marker.keys === t.keys && marker.buttons === t.buttons; }, 15000);
+  await waitUntilAsync(async () => { marker = await canvasMarker(webview); const t = totals(); return marker && marker.keys === t.keys && marker.buttons === t.buttons; }, EVENT_MS);
   const t = totals();
   check(2, 'VS Code lane: the canvas shows the guest\'s own count of those keys and clicks', marker && marker.keys === t.keys && marker.buttons === t.buttons, { canvas: marker && { keys: marker.keys, buttons: marker.buttons }, guest: t });
 
@@ -528,14 +544,14 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   const sentAtLock = lane.sent.length;
   const tLock = Date.now();
   await step('click Lock', webview.click('#lock'));
-  const shown = await step('READ_ONLY shown', lane.phaseShown(['READ_ONLY', 'CAPTURING', 'REVIEWING'], 30000));
+  const shown = await step('READ_ONLY shown', lane.phaseShown(['READ_ONLY', 'CAPTURING', 'REVIEWING'], EVENT_MS));
   R.lock = { phase_shown: shown, lock_to_shown_ms: Date.now() - tLock, lock_button_disabled: await webview.locator('#lock').isDisabled() };
   const lockedCss = { x: Math.round(geometry.cssW * 0.3), y: Math.round(geometry.cssH * 0.7) };
   const lockedAt = toDesktop(lockedCss);
   await step('click the canvas after the lock', canvas.click({ position: lockedCss }));
   for (const ch of TYPED_VS_LOCKED) await lane.page.keyboard.press(keyName(ch));
   // The console's own guest sync (Refresh Rect, then the default 200 ms settle) ends in CAPTURING.
-  R.lock.capturing_shown = await lane.phaseShown(['CAPTURING', 'REVIEWING'], 30000).then(() => true, () => false);
+  R.lock.capturing_shown = await lane.phaseShown(['CAPTURING', 'REVIEWING'], EVENT_MS).then(() => true, () => false);
   R.lock.lock_to_capturing_ms = R.lock.capturing_shown ? Date.now() - tLock : null;
   const lockMsgs = lane.sent.slice(sentAtLock);
   R.lock.panel_sent_after_lock = lockMsgs.filter((m) => m.type === 'key' || m.type === 'pointer').length;
@@ -545,7 +561,7 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   // Close from the panel: the exact console process, its run dir, nothing left.
   const tClose = Date.now();
   await step('click Close', webview.click('#close'));
-  const gone = await waitUntil(() => !P.alive(pid), 15000);
+  const gone = await waitUntil(() => !P.alive(pid), EVENT_MS);
   R.close = { console_pid_gone: gone, close_to_pid_gone_ms: gone ? Date.now() - tClose : null };
   await waitUntil(() => !fs.existsSync(runDir), 5000);
   R.close.run_dir_gone = !fs.existsSync(runDir);
@@ -645,10 +661,10 @@ async function main() {
   await S.ready();
   const panel = await S.panel();
   await S.login();
-  const welcome = await panel.waitText((t) => t.type === 'welcome', 30000);
+  const welcome = await panel.waitText((t) => t.type === 'welcome', EVENT_MS);
   report.sessions.main = { welcome: { vm_name: welcome.identity && welcome.identity.vm_name, vm_uuid_prefix: welcome.identity && welcome.identity.vm_uuid_prefix, cert_pin: welcome.identity && welcome.identity.cert_pin, width: welcome.width, height: welcome.height } };
   check(2, 'panel: welcome names the real domain and its pinned certificate', welcome.identity && welcome.identity.vm_name === VM.name && VM.uuid.startsWith(welcome.identity.vm_uuid_prefix) && welcome.identity.cert_pin === true && boot.cert.startsWith(welcome.identity.cert_fingerprint.replace(/:/g, '')), { identity: report.sessions.main.welcome });
-  await waitUntil(() => S.frames.marker !== null || S.frames.error, 30000);
+  await waitUntil(() => S.frames.marker !== null || S.frames.error, EVENT_MS);
   const marker0 = S.frames.marker;
   check(2, 'frames carry the guest\'s desktop: the observer\'s marker decodes from the panel\'s lossless rects', marker0 !== null, { frames: S.frames.frames, png: S.frames.png, jpeg: S.frames.jpeg, error: S.frames.error });
 
@@ -665,9 +681,9 @@ async function main() {
     { type: 'pointer', seq: ++seq, x: clickAt.x, y: clickAt.y, buttons: 0, wheel: 0 },
   ];
   panel.sendBurst(click);
-  const acked = await panel.waitText((t) => t.type === 'input_ack' && t.upto >= seq, 20000).catch(() => null);
+  const acked = await panel.waitText((t) => t.type === 'input_ack' && t.upto >= seq, EVENT_MS).catch(() => null);
   const wantKeys = typed.length;
-  await waitUntil(() => serial.events(obsFrom).filter((e) => e.kind === 'button').length >= 2 && serial.events(obsFrom).filter((e) => e.kind === 'key').length >= wantKeys, 20000);
+  await waitUntil(() => serial.events(obsFrom).filter((e) => e.kind === 'button').length >= 2 && serial.events(obsFrom).filter((e) => e.kind === 'key').length >= wantKeys, EVENT_MS);
   const setupEv = serial.events(obsFrom);
   const keysSeen = setupEv.filter((e) => e.kind === 'key');
   const typedBack = keysSeen.filter((e) => e.down).map((e) => e.keysym).join('');
@@ -677,7 +693,7 @@ async function main() {
   check(2, 'a click reaches the guest at the clicked point (button 1 down + up)', buttons.length === 2 && buttons[0].down && !buttons[1].down && buttons.every((b) => b.button === 1 && b.x === clickAt.x && b.y === clickAt.y), { buttons: buttons.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })) });
   const totalKeys = () => serial.events(0).filter((e) => e.kind === 'key').length;
   const totalMotions = () => serial.events(0).filter((e) => e.kind === 'motion').length;
-  await waitUntil(() => S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, 15000);
+  await waitUntil(() => S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, EVENT_MS);
   check(2, 'the panel\'s frames show the guest\'s own count of the setup keys', S.frames.marker && S.frames.marker.keys === totalKeys() && S.frames.marker.buttons === 2, { frameMarker: S.frames.marker, serialKeys: totalKeys() });
 
   // ---- proof 3: the barrier, live ----------------------------------------------------------
@@ -712,7 +728,7 @@ async function main() {
   panel.sendBurst(burst);
   const lockAt = Date.now();
   const lockResult = mcp.call('request_lock');
-  await S.phase('CAPTURING', 30000).catch(() => null);
+  await S.phase('CAPTURING', EVENT_MS).catch(() => null);
   const capturingAt = Date.now();
   const capture = await mcp.call('capture_desktop');
   const captureAt = Date.now();
@@ -761,7 +777,7 @@ async function main() {
   // How long after CAPTURING the panel's frames (the console's own picture of the guest)
   // first show every accepted event: the lag the barrier does not cover.
   const allMotions = serial.events(0).filter((e) => e.kind === 'motion').length;
-  await waitUntil(() => S.frames.marker && S.frames.marker.motions >= allMotions, 20000);
+  await waitUntil(() => S.frames.marker && S.frames.marker.motions >= allMotions, EVENT_MS);
   report.sessions.main.barrier.frames_show_all_accepted_after_capturing_ms = S.frames.marker && S.frames.marker.motions >= allMotions ? Date.now() - capturingAt : null;
   const B = report.sessions.main.barrier;
   check(3, 'barrier: input was in flight at the lock, some accepted and some refused, every event accounted for', accepted.length > 0 && refused.length > 0 && unaccounted.length === 0 && upto === ackUpto && accepted.every((s) => s <= upto), B);
@@ -776,8 +792,8 @@ async function main() {
     const from = serial.length;
     const act = await mcp.call('perform_action', { action: { type: 'click', x: 512, y: 700 } });
     const receipt = act && act.structuredContent;
-    const ctlReceipt = await S.proc.waitFor((e) => e.event === 'receipt', 15000).catch(() => null);
-    await waitUntil(() => serial.events(from).filter((e) => e.kind === 'button').length >= 2, 15000);
+    const ctlReceipt = await S.proc.waitFor((e) => e.event === 'receipt', EVENT_MS).catch(() => null);
+    await waitUntil(() => serial.events(from).filter((e) => e.kind === 'button').length >= 2, EVENT_MS);
     const again = await mcp.call('perform_action', { action: { type: 'click', x: 100, y: 650 } }).catch((e) => ({ thrown: String(e) }));
     await sleep(2000); // negative evidence: the refused click must never show up
     const ev = serial.events(from);
@@ -785,7 +801,7 @@ async function main() {
     const keyEv = ev.filter((e) => e.kind === 'key');
     const againCode = again && again.structuredContent && again.structuredContent.code;
     report.receipt = receipt && { ...receipt, grant_digest: redactDigest(receipt.grant_digest), vm_uuid: redactUuid(receipt.vm_uuid), evidence_head: redactDigest(receipt.evidence_head) };
-    report.sessions.main.action = { outcome: receipt && receipt.outcome, events_sent: receipt && receipt.events_sent, seen_in_guest: ev.map((e) => e.kind + (e.kind === 'button' ? (e.down ? ' down' : ' up') : '')), buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
+    report.sessions.main.action = { recorded_in_guest: recorded(serial, from), outcome: receipt && receipt.outcome, events_sent: receipt && receipt.events_sent, seen_in_guest: ev.map((e) => e.kind + (e.kind === 'button' ? (e.down ? ' down' : ' up') : '')), buttons_seen: btn.length, at: btn.map((b) => ({ down: b.down, button: b.button, x: b.x, y: b.y })), second: againCode || (again && again.thrown) || null };
     check(4, 'one perform_action (official MCP SDK client): receipt executed, same event on the control channel, never observed more than once', receipt && receipt.outcome === 'executed' && ctlReceipt && ctlReceipt.event_id === receipt.event_id && btn.length <= 2 && keyEv.length === 0, report.sessions.main.action);
     check(4, 'the action is observed exactly once in the guest', btn.length === 2 && btn[0].down && !btn[1].down && btn.every((b) => b.button === 1 && b.x === 512 && b.y === 700), report.sessions.main.action);
     const secondRefused = (again.isError === true && ['ALREADY_ACTED', 'RUN_NOT_FOUND'].includes(againCode)) || !!again.thrown;
@@ -812,7 +828,7 @@ async function main() {
     await s.login();
     const t0 = Date.now();
     virsh('suspend', VM.name);
-    const c = await s.proc.waitFor((e) => e.event === 'closed', 10000).catch(() => null);
+    const c = await s.proc.waitFor((e) => e.event === 'closed', EVENT_MS).catch(() => null);
     const end = await s.closed(15000);
     virsh('resume', VM.name);
     await sleep(200);
@@ -827,7 +843,7 @@ async function main() {
     await s.login();
     const step = (what, p) => p.catch((e) => { throw new Error(`destroy session, ${what}: ${e.message}; control channel: ${JSON.stringify(s.events.slice(-5))}`); });
     s.proc.send({ cmd: 'lock' });
-    await step('waiting for CAPTURING', s.phase('CAPTURING', 30000));
+    await step('waiting for CAPTURING', s.phase('CAPTURING', EVENT_MS));
     const m = await step('MCP connect', mcpConnect(s.run));
     // Locked right after login: the first guest frame may not have arrived yet, which the
     // console answers with an error (no transition); ask again, bounded.
@@ -837,12 +853,12 @@ async function main() {
       if (!cap.isError) break;
       await sleep(500);
     }
-    await step(`waiting for REVIEWING (capture: ${cap && cap.isError ? JSON.stringify(cap.structuredContent) : 'ok'})`, s.phase('REVIEWING', 15000));
+    await step(`waiting for REVIEWING (capture: ${cap && cap.isError ? JSON.stringify(cap.structuredContent) : 'ok'})`, s.phase('REVIEWING', EVENT_MS));
     // Asynchronously, so the console's control channel is read (and time-stamped) while
     // virsh runs; the time is measured from the START of the destroy command (upper bound).
     const t0 = Date.now();
     const destroyed = new Promise((resolve) => execFile('virsh', ['-q', '-c', URI, 'destroy', VM.name], (err) => resolve({ err, t: Date.now() })));
-    const c = await s.proc.waitFor((e) => e.event === 'closed', 10000).catch(() => null);
+    const c = await s.proc.waitFor((e) => e.event === 'closed', EVENT_MS).catch(() => null);
     const d = await destroyed;
     const destroyedAt = d.t;
     // Closed = the phase CLOSED (inert: no input, RDP down) — at once on the dropped connection;

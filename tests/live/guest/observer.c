@@ -12,6 +12,15 @@
  *   GCOBS <n> motion <x> <y>
  * n counts every event of these kinds, from 1.
  *
+ * A second process (forked at start) records, with the X RECORD extension, what reaches
+ * the X server on the way to the window: every XTest FakeInput request of a pointer button
+ * or motion (what the RDP server injected) and every button event the server then
+ * processed, one line each (the host only reads them to explain a mismatch):
+ *   GCREC req button <down|up> <button>
+ *   GCREC req motion <x> <y>
+ *   GCREC dev <down|up> <button> <x> <y>
+ * Keys are not recorded: the typed credentials must not appear twice on the serial.
+ *
  * MARKER: rows of 32 cells (CELL x CELL px) at (MARKER_X, MARKER_Y + row*CELL), MSB first,
  * black = 1: row 0 the constant MAGIC, row 1 key events, row 2 button events, row 3
  * motion events (each a 32-bit count).
@@ -19,9 +28,12 @@
  * Compiled on the host (Debian 12, same ABI as the bookworm guest) and copied into the image.
  */
 #include <X11/Xlib.h>
+#include <X11/Xproto.h>
 #include <X11/Xutil.h>
+#include <X11/extensions/record.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { CELL = 12, MARKER_X = 16, MARKER_Y = 16, ROWS = 4 };
 static const unsigned long MAGIC = 0x6c1e0b5eUL;
@@ -50,7 +62,54 @@ static void draw(Display* d, Window w, GC gc, unsigned long black, unsigned long
   XFlush(d);
 }
 
+/* xXTestFakeInputReq: type at 4, detail at 5, rootX/rootY at 24/26 (XTest protocol 2.2). */
+enum { XTEST_FAKE_INPUT = 2 };
+static int xtest_major;
+
+static unsigned u16(const unsigned char* p) { return (unsigned)p[0] | ((unsigned)p[1] << 8); }
+
+static void on_record(XPointer unused, XRecordInterceptData* d) {
+  (void)unused;
+  const unsigned char* p = d->data;
+  if (d->category == XRecordFromClient && d->data_len * 4 >= 28 && p[0] == xtest_major && p[1] == XTEST_FAKE_INPUT) {
+    const int type = p[4];
+    if (type == ButtonPress || type == ButtonRelease)
+      printf("GCREC req button %s %u\n", type == ButtonPress ? "down" : "up", p[5]);
+    else if (type == MotionNotify)
+      printf("GCREC req motion %d %d\n", (short)u16(p + 24), (short)u16(p + 26));
+  } else if (d->category == XRecordFromServer && d->data_len * 4 >= 24 && (p[0] == ButtonPress || p[0] == ButtonRelease)) {
+    printf("GCREC dev %s %u %d %d\n", p[0] == ButtonPress ? "down" : "up", p[1], (short)u16(p + 20), (short)u16(p + 22));
+  }
+  XRecordFreeData(d);
+}
+
+/* The recording process: never returns while the display lives. */
+static void record(void) {
+  Display* ctl = XOpenDisplay(NULL);
+  Display* data = XOpenDisplay(NULL);
+  int first_event, first_error, major, minor;
+  if (!ctl || !data || !XRecordQueryVersion(ctl, &major, &minor) ||
+      !XQueryExtension(ctl, "XTEST", &xtest_major, &first_event, &first_error)) {
+    printf("GCREC unavailable\n");
+    _exit(0);
+  }
+  XRecordRange* range = XRecordAllocRange();
+  range->ext_requests.ext_major.first = range->ext_requests.ext_major.last = (unsigned char)xtest_major;
+  range->ext_requests.ext_minor.first = range->ext_requests.ext_minor.last = XTEST_FAKE_INPUT;
+  range->device_events.first = ButtonPress;
+  range->device_events.last = ButtonRelease;
+  XRecordClientSpec clients = XRecordAllClients;
+  XRecordContext ctx = XRecordCreateContext(ctl, 0, &clients, 1, &range, 1);
+  XSync(ctl, False);
+  printf("GCREC started\n");
+  XRecordEnableContext(data, ctx, on_record, NULL);
+  _exit(0);
+}
+
 int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (fork() == 0)
+    record();
   Display* d = XOpenDisplay(NULL);
   if (!d) {
     fprintf(stderr, "gc-live-observer: cannot open the display\n");
@@ -76,7 +135,6 @@ int main(void) {
   XAutoRepeatOff(d);
   /* Keyboard focus on our window (there is no window manager to give it). */
   XSetInputFocus(d, w, RevertToPointerRoot, CurrentTime);
-  setvbuf(stdout, NULL, _IOLBF, 0);
   printf("GCOBS 0 started %ux%u\n", width, height);
   draw(d, w, gc, black, white, font);
 

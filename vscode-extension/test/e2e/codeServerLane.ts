@@ -20,6 +20,13 @@ import { BIN, type DemoGrant, type GuestOptions, issueDemoGrant, privateDirs, re
 
 const run = promisify(execFile);
 
+/**
+ * The bound for one UI step (a box, a list row, a frame, a phase) to appear. Every wait ends
+ * on the state itself; the bound only says when to give up. Generous: on a loaded CI machine
+ * (the live lane's TCG guest beside it) a single palette + file-dialog step took 55 s.
+ */
+export const UI_STEP_MS = 180000;
+
 /** code-server's path ($GC_CODE_SERVER, or installed into the cache); a skip reason when it cannot be. */
 export function installCodeServer(): { bin?: string; skip?: string } {
   const fromEnv = process.env['GC_CODE_SERVER'];
@@ -185,7 +192,7 @@ export class CodeServerLane {
       const split = new LineSplitter(1 << 16, (l) => this.serverLog.push(l), () => undefined);
       stream?.on('data', (c: Buffer) => split.push(c));
     }
-    await waitFor(() => this.serverLog.some((l) => l.includes('HTTP server listening')), 30000, 'code-server listening');
+    await waitFor(() => this.serverLog.some((l) => l.includes('HTTP server listening')), UI_STEP_MS, 'code-server listening');
     this.stamp('code-server listening');
 
     const chromiumBin = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -204,8 +211,8 @@ export class CodeServerLane {
       });
     });
     await this.page.goto(`http://127.0.0.1:${this.port}/`);
-    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-    await this.page.locator('.statusbar').waitFor({ timeout: 60000 });
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: UI_STEP_MS });
+    await this.page.locator('.statusbar').waitFor({ timeout: UI_STEP_MS });
     this.stamp('workbench visible');
   }
 
@@ -241,30 +248,49 @@ export class CodeServerLane {
   async palette(title: string): Promise<void> {
     const page = this.page;
     // The extension's contributions appear once the remote extension host has scanned it;
-    // until then the palette has no match, so look again.
+    // until then the palette lists other commands ("similar commands", or "No matching
+    // commands") and does not update when ours arrive, so look again. Each look waits for the
+    // list to show the typed text's result, either way; the overall bound is UI_STEP_MS.
+    const deadline = Date.now() + UI_STEP_MS;
+    const left = (): number => Math.max(1, deadline - Date.now());
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (let attempt = 1; ; attempt++) {
       await page.keyboard.press('F1');
       const input = page.locator('.quick-input-widget input.input');
-      await input.waitFor({ state: 'visible', timeout: 10000 });
+      await input.waitFor({ state: 'visible', timeout: left() });
       // Typed, not filled: the palette filters on keystrokes ('>' is already there).
       await page.keyboard.type(title);
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-      try {
-        await row.waitFor({ state: 'visible', timeout: 5000 });
+      let answer = await page
+        .waitForFunction(
+          (t) => {
+            const box = document.querySelector<HTMLInputElement>('.quick-input-widget input.input');
+            if (!box || box.value !== `>${t}`) return false;
+            const norm = (x: string | null): string => (x ?? '').replace(/\s+/g, ' ');
+            const rows = [...document.querySelectorAll<HTMLElement>('.quick-input-list .monaco-list-row')].filter((r) => r.offsetParent !== null);
+            if (rows.some((r) => norm(r.textContent).includes(t))) return 'listed';
+            return rows.length > 0 ? 'other' : false;
+          },
+          title,
+          { timeout: left() },
+        )
+        .then(async (h) => String(await h.jsonValue()));
+      // The list may still be catching up with the last keystroke: a moment for our row.
+      if (answer === 'other' && (await row.waitFor({ state: 'visible', timeout: Math.min(3000, left()) }).then(() => true, () => false))) answer = 'listed';
+      if (answer === 'listed') {
         await row.click();
         return;
-      } catch (err) {
-        await this.shot(`palette-attempt-${attempt}`);
-        await page.keyboard.press('Escape');
-        if (attempt === 4) throw err;
       }
+      await this.shot(`palette-attempt-${attempt}`);
+      await page.keyboard.press('Escape');
+      if (Date.now() > deadline) throw new Error(`palette: no "${title}" within ${UI_STEP_MS} ms (${attempt} looks)`);
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: left() });
     }
   }
 
   /** Answers the input box whose prompt or title contains `what`; undefined keeps the prefill. */
   async answer(what: string, value: string | undefined): Promise<void> {
     const widget = this.page.locator('.quick-input-widget');
-    await widget.locator('.quick-input-message, .quick-input-title', { hasText: what }).first().waitFor({ state: 'visible', timeout: 20000 });
+    await widget.locator('.quick-input-message, .quick-input-title', { hasText: what }).first().waitFor({ state: 'visible', timeout: UI_STEP_MS });
     // The panel opens at the same moment and may hold the focus: address the box itself.
     const input = widget.locator('input.input');
     if (value !== undefined) await input.fill(value);
@@ -278,21 +304,31 @@ export class CodeServerLane {
     await page.waitForFunction(() => {
       const el = document.querySelector<HTMLInputElement>('.quick-input-widget input.input');
       return !!el && el.offsetParent !== null && el.value.startsWith('/');
-    }, undefined, { timeout: 20000 });
+    }, undefined, { timeout: UI_STEP_MS });
     // The dialog fills in its start folder asynchronously and may overwrite an early
     // value; accept only when it shows our path and lists the file, else type it again.
+    // Each try waits for one of the two to happen, not for a fixed time.
+    const deadline = Date.now() + UI_STEP_MS;
     for (let attempt = 1; ; attempt++) {
       await input.fill(file);
-      try {
-        await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().waitFor({ state: 'visible', timeout: 5000 });
-        if ((await input.inputValue()) === file) {
-          await input.press('Enter');
-          await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 3000 });
-          return;
-        }
-      } catch (err) {
-        if (attempt === 5) throw err;
+      const state = await page
+        .waitForFunction(
+          ([want, base]) => {
+            const el = document.querySelector<HTMLInputElement>('.quick-input-widget input.input');
+            if (!el || el.value !== want) return 'overwritten';
+            const rows = [...document.querySelectorAll<HTMLElement>('.quick-input-list .monaco-list-row')];
+            return rows.some((r) => r.offsetParent !== null && (r.textContent ?? '').replace(/\s+/g, ' ').includes(base)) ? 'listed' : false;
+          },
+          [file, path.basename(file)] as const,
+          { timeout: Math.max(1, deadline - Date.now()) },
+        )
+        .then(async (h) => String(await h.jsonValue()));
+      if (state === 'listed') {
+        await input.press('Enter');
+        await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: UI_STEP_MS });
+        return;
       }
+      if (Date.now() > deadline) throw new Error(`file dialog: ${file} not accepted within ${UI_STEP_MS} ms (${attempt} tries)`);
     }
   }
 
@@ -301,7 +337,7 @@ export class CodeServerLane {
    * the sign-in boxes answered (the password only ever typed into its box); resolves with
    * the panel's webview once it shows SETUP.
    */
-  async openGrant(grantPath: string, signIn: SignIn, setupTimeoutMs = 30000): Promise<Frame> {
+  async openGrant(grantPath: string, signIn: SignIn, setupTimeoutMs = UI_STEP_MS): Promise<Frame> {
     await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
     await this.palette('Guest Console: Open for Grant');
     await this.pickFile(grantPath);
@@ -311,17 +347,17 @@ export class CodeServerLane {
     await this.answer('Password for', signIn.password);
     this.stamp('credentials answered');
 
-    const outer = await this.page.locator('iframe.webview').first().elementHandle({ timeout: 30000 });
-    const outerFrame = await waitFor(async () => (await outer?.contentFrame()) ?? false, 10000, 'outer webview frame');
-    const inner = await outerFrame.locator('#active-frame').elementHandle({ timeout: 30000 });
-    this.webview = await waitFor(async () => (await inner.contentFrame()) ?? false, 10000, 'inner webview frame');
+    const outer = await this.page.locator('iframe.webview').first().elementHandle({ timeout: UI_STEP_MS });
+    const outerFrame = await waitFor(async () => (await outer?.contentFrame()) ?? false, UI_STEP_MS, 'outer webview frame');
+    const inner = await outerFrame.locator('#active-frame').elementHandle({ timeout: UI_STEP_MS });
+    this.webview = await waitFor(async () => (await inner.contentFrame()) ?? false, UI_STEP_MS, 'inner webview frame');
     await this.phaseShown('SETUP', setupTimeoutMs);
     this.stamp('panel in SETUP');
     return this.webview;
   }
 
   /** Waits until the panel shows one of `phases`; resolves with the one shown. */
-  async phaseShown(phases: string | readonly string[], timeout = 15000): Promise<string> {
+  async phaseShown(phases: string | readonly string[], timeout = UI_STEP_MS): Promise<string> {
     const want = typeof phases === 'string' ? [phases] : [...phases];
     const handle = await this.webview.waitForFunction((ps) => {
       const p = document.getElementById('phase')?.dataset['phase'] ?? '';
