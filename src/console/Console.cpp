@@ -181,7 +181,8 @@ QJsonObject Console::identity() const {
   if (m_connected && m_rdp) {
     id.insert(QStringLiteral("security"), m_rdp->securityProtocol());
     // What the console sent in the Client Core Data (servers do not echo the layout back).
-    id.insert(QStringLiteral("keyboard_layout"), KeyboardLayout::toString(m_keyboardLayout));
+    id.insert(QStringLiteral("keyboard_layout"),
+              KeyboardLayout::toString(m_grant.rdp.desktop.keyboardLayout));
   }
   return id;
 }
@@ -408,14 +409,13 @@ void Console::onCredentials(Credentials& credentials) {
   config.configDir = m_runDir.freerdpConfigDir();
   config.connectTimeoutMs = m_options.connectTimeoutMs;
   const Grant::Desktop& desktop = m_grant.rdp.desktop;
-  config.desktopWidth = quint32(desktop.width);
-  config.desktopHeight = quint32(desktop.height);
-  config.keyboardLayout = desktop.keyboardLayout;
-  config.keyboardType = KeyboardLayout::keyboardType(desktop.keyboardLayout);
-  config.keyboardSubType = KeyboardLayout::keyboardSubType(desktop.keyboardLayout);
-  config.keyboardFunctionKey = KeyboardLayout::functionKeys(desktop.keyboardLayout);
-  m_requestedDesktop = QSize(int(config.desktopWidth), int(config.desktopHeight));
-  m_keyboardLayout = config.keyboardLayout;
+  const quint32 klid = desktop.keyboardLayout;
+  config.desktop = ClientDesktop{quint32(desktop.width),
+                                 quint32(desktop.height),
+                                 klid,
+                                 KeyboardLayout::keyboardType(klid),
+                                 KeyboardLayout::keyboardSubType(klid),
+                                 KeyboardLayout::functionKeys(klid)};
   m_rdp = std::make_unique<RdpSession>();
   connect(m_rdp.get(), &RdpSession::connected, this, &Console::onRdpConnected);
   connect(m_rdp.get(), &RdpSession::failed, this, &Console::onRdpFailed);
@@ -464,21 +464,22 @@ void Console::onRdpFailed(const Failure& failure) {
 }
 
 bool Console::acceptDesktop(QSize presented, const QString& when) {
-  const bool fromServer = m_grant.rdp.desktop.sizeFrom == Grant::Desktop::SizeFrom::Server;
-  const bool matches = presented == m_requestedDesktop;
+  const Grant::Desktop& grant = m_grant.rdp.desktop; // what the console asked for
+  const QSize requested(grant.width, grant.height);
+  const bool fromServer = grant.sizeFrom == Grant::Desktop::SizeFrom::Server;
+  const bool matches = presented == requested;
   const auto size = [](QSize s) {
     return QJsonObject{{QStringLiteral("width"), s.width()}, {QStringLiteral("height"), s.height()}};
   };
-  record(
-      QStringLiteral("desktop"),
-      QJsonObject{{QStringLiteral("when"), when},
-                  {QStringLiteral("requested"), size(m_requestedDesktop)},
-                  {QStringLiteral("presented"), size(presented)},
-                  {QStringLiteral("keyboard_layout"), KeyboardLayout::toString(m_keyboardLayout)},
-                  {QStringLiteral("size_from"), Grant::Desktop::sizeFromName(m_grant.rdp.desktop.sizeFrom)},
-                  {QStringLiteral("result"), matches      ? QStringLiteral("requested")
-                                             : fromServer ? QStringLiteral("server")
-                                                          : refusalName(Refusal::RdpDesktopMismatch)}});
+  record(QStringLiteral("desktop"),
+         QJsonObject{{QStringLiteral("when"), when},
+                     {QStringLiteral("requested"), size(requested)},
+                     {QStringLiteral("presented"), size(presented)},
+                     {QStringLiteral("keyboard_layout"), KeyboardLayout::toString(grant.keyboardLayout)},
+                     {QStringLiteral("size_from"), Grant::Desktop::sizeFromName(grant.sizeFrom)},
+                     {QStringLiteral("result"), matches      ? QStringLiteral("requested")
+                                                : fromServer ? QStringLiteral("server")
+                                                             : refusalName(Refusal::RdpDesktopMismatch)}});
   if (matches || fromServer)
     return true;
   close(Refusal::RdpDesktopMismatch,
@@ -486,8 +487,8 @@ bool Console::acceptDesktop(QSize presented, const QString& when) {
             .arg(presented.width())
             .arg(presented.height())
             .arg(when == u"connect" ? QStringLiteral("at connect") : QStringLiteral("after a resize"))
-            .arg(m_requestedDesktop.width())
-            .arg(m_requestedDesktop.height()));
+            .arg(requested.width())
+            .arg(requested.height()));
   return false;
 }
 

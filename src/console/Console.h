@@ -140,9 +140,7 @@ private:
   WipeLedger m_wipes; // what the teardown zeroed, owner by owner (the cleanup record's buffers_wiped)
   QTimer m_expiry;
   QImage m_frame;
-  QSize m_desktop;          // what the session presents (the welcome, the gate's bounds)
-  QSize m_requestedDesktop; // what the console asked for (the grant's rdp.desktop)
-  quint32 m_keyboardLayout = 0;
+  QSize m_desktop; // what the session presents (the welcome, the gate's bounds)
   QByteArray m_capability;
   int m_authAttempt = 0;
   bool m_awaitingCredentials = false;

@@ -64,7 +64,8 @@ Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, c
   std::optional<QByteArray> digest;
   reinterpret_cast<ProbeContext*>(context.get())->digest = &digest;
 
-  if (!ClientBaseline::apply(context->settings, ClientTarget{host, port, configDir, timeoutMs}))
+  if (!ClientBaseline::apply(context->settings,
+                             ClientTarget{host, port, configDir, timeoutMs, ClientDesktop{}}))
     return Failure{Refusal::Internal, QStringLiteral("cannot configure FreeRDP")};
 
   // A watchdog bounds the whole probe (TCP connect + handshake), not just the TCP connect.

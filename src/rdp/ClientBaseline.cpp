@@ -122,12 +122,12 @@ bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
   // The requested desktop and keyboard (Client Core Data); the session judges what the server
   // presents. A layout of 0 would leave the server guessing (xrdp: km-00000000.ini).
   const std::pair<FreeRDP_Settings_Keys_UInt32, quint32> sizes[] = {
-      {FreeRDP_DesktopWidth, target.desktopWidth},
-      {FreeRDP_DesktopHeight, target.desktopHeight},
-      {FreeRDP_KeyboardLayout, target.keyboardLayout},
-      {FreeRDP_KeyboardType, target.keyboardType},
-      {FreeRDP_KeyboardSubType, target.keyboardSubType},
-      {FreeRDP_KeyboardFunctionKey, target.keyboardFunctionKey},
+      {FreeRDP_DesktopWidth, target.desktop.width},
+      {FreeRDP_DesktopHeight, target.desktop.height},
+      {FreeRDP_KeyboardLayout, target.desktop.keyboardLayout},
+      {FreeRDP_KeyboardType, target.desktop.keyboardType},
+      {FreeRDP_KeyboardSubType, target.desktop.keyboardSubType},
+      {FreeRDP_KeyboardFunctionKey, target.desktop.keyboardFunctionKey},
   };
   for (const auto& [key, value] : sizes)
     ok = ok && (value == 0 || freerdp_settings_set_uint32(s, key, value));

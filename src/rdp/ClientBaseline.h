@@ -16,6 +16,8 @@
 // Thread affinity: none (plain functions on a context the caller owns). Private to src/rdp/.
 #pragma once
 
+#include "rdp/RdpConfig.h"
+
 #include <QString>
 
 #include <freerdp/freerdp.h>
@@ -27,13 +29,7 @@ struct ClientTarget {
   quint16 port = 0;
   QString configDir; // private, empty
   int connectTimeoutMs = 10000;
-  // The desktop and keyboard the Client Core Data announces; 0 = FreeRDP's default.
-  quint32 desktopWidth = 0;
-  quint32 desktopHeight = 0;
-  quint32 keyboardLayout = 0;
-  quint32 keyboardType = 0;
-  quint32 keyboardSubType = 0;
-  quint32 keyboardFunctionKey = 0;
+  ClientDesktop desktop; // what the Client Core Data announces; 0 = FreeRDP's default
 };
 
 class ClientBaseline {

@@ -8,6 +8,17 @@
 
 namespace gc {
 
+// What the Client Core Data asks for (the grant's rdp.desktop and rdp.keyboard_layout);
+// 0 leaves FreeRDP's default. The server may still present another size: the console judges.
+struct ClientDesktop {
+  quint32 width = 0;
+  quint32 height = 0;
+  quint32 keyboardLayout = 0; // a Windows KLID
+  quint32 keyboardType = 0;   // with the layout: MS-RDPBCGR keyboardType/SubType/FunctionKey
+  quint32 keyboardSubType = 0;
+  quint32 keyboardFunctionKey = 0;
+};
+
 struct RdpConfig {
   QString host;          // must be 127.0.0.1 (the per-run loopback forward)
   quint16 port = 0;      // the per-run host port
@@ -15,14 +26,7 @@ struct RdpConfig {
   bool unpinned = false; // the grant visibly opted out of pinning
   QString configDir;     // a private, empty directory for FreeRDP; nothing is written there
   int connectTimeoutMs = 10000;
-  // What the Client Core Data asks for (the grant's rdp.desktop and rdp.keyboard_layout);
-  // 0 leaves FreeRDP's default. The server may still present another size: the console judges.
-  quint32 desktopWidth = 0;
-  quint32 desktopHeight = 0;
-  quint32 keyboardLayout = 0; // a Windows KLID
-  quint32 keyboardType = 0;   // with the layout: MS-RDPBCGR keyboardType/SubType/FunctionKey
-  quint32 keyboardSubType = 0;
-  quint32 keyboardFunctionKey = 0;
+  ClientDesktop desktop;
 };
 
 // Moved into RdpSession::start(); wiped as soon as FreeRDP holds its own copies.

@@ -43,9 +43,7 @@ RDP_CLIENT_ENTRY_POINTS SessionSetup::entryPoints() {
 
 bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpCredentials& credentials) {
   bool ok = ClientBaseline::apply(
-      s, ClientTarget{config.host, config.port, config.configDir, config.connectTimeoutMs,
-                      config.desktopWidth, config.desktopHeight, config.keyboardLayout, config.keyboardType,
-                      config.keyboardSubType, config.keyboardFunctionKey});
+      s, ClientTarget{config.host, config.port, config.configDir, config.connectTimeoutMs, config.desktop});
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
       // A software GDI; the legacy path takes plain bitmap updates (no RemoteFX/NSCodec
       // surface bits); the graphics pipeline's settings are GraphicsPipeline's.
