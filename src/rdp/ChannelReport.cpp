@@ -8,8 +8,14 @@ namespace gc {
 
 namespace {
 
-// MS-RDPEGFX 2.2.3.1 codec identifiers (FreeRDP's RDPGFX_CODECID_*), by the names docs use.
-QString codecName(int id) {
+QString capsVersionName(quint32 version) {
+  return version ? QStringLiteral("0x%1").arg(version, 8, 16, QLatin1Char('0')) : QString();
+}
+
+} // namespace
+
+// FreeRDP's RDPGFX_CODECID_* values (this file stays free of FreeRDP headers).
+QString ChannelReport::codecName(int id) {
   switch (id) {
   case 0x0000:
     return QStringLiteral("uncompressed");
@@ -35,12 +41,6 @@ QString codecName(int id) {
     return QStringLiteral("0x%1").arg(id, 4, 16, QLatin1Char('0'));
   }
 }
-
-QString capsVersionName(quint32 version) {
-  return version ? QStringLiteral("0x%1").arg(version, 8, 16, QLatin1Char('0')) : QString();
-}
-
-} // namespace
 
 int ChannelReport::Snapshot::refusedTotal() const {
   int total = refusedOverflow;

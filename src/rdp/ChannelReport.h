@@ -46,6 +46,8 @@ public:
   };
 
   static QString sanitise(QByteArrayView raw);
+  // An MS-RDPEGFX 2.2.3.1 codec identifier by the name the evidence and docs use.
+  static QString codecName(int id);
 
   void setStaticChannels(QStringList requested, QStringList joined);
   void setAdvertisedCodecs(QStringList codecs);

@@ -47,27 +47,50 @@ std::atomic<pcRdpgfxEvictCacheEntry> s_gdiEvictCacheEntry{nullptr};
 std::atomic<pcRdpgfxSurfaceCommand> s_gdiSurfaceCommand{nullptr};
 std::atomic<pcRdpgfxEndFrame> s_gdiEndFrame{nullptr};
 
-// Guest pixels: a surface and a cache entry are zeroed before the GDI frees them.
+// Guest pixels: a surface and a cache entry are zeroed before the GDI frees them. Both GDI
+// types hold their pixels as data/scanline/height; `get` is the context's lookup for `id`.
+template <typename Pixels, typename Lookup> void zeroPixels(RdpgfxClientContext* gfx, Lookup get, UINT16 id) {
+  if (!gfx || !get)
+    return;
+  EnterCriticalSection(&gfx->mux);
+  if (auto* pixels = static_cast<Pixels*>(get(gfx, id)); pixels && pixels->data)
+    explicit_bzero(pixels->data, std::size_t(pixels->scanline) * pixels->height);
+  LeaveCriticalSection(&gfx->mux);
+}
+
 UINT zeroingDeleteSurface(RdpgfxClientContext* gfx, const RDPGFX_DELETE_SURFACE_PDU* pdu) {
-  if (gfx && pdu && gfx->GetSurfaceData) {
-    EnterCriticalSection(&gfx->mux);
-    if (auto* surface = static_cast<gdiGfxSurface*>(gfx->GetSurfaceData(gfx, pdu->surfaceId));
-        surface && surface->data)
-      explicit_bzero(surface->data, std::size_t(surface->scanline) * surface->height);
-    LeaveCriticalSection(&gfx->mux);
-  }
+  if (gfx && pdu)
+    zeroPixels<gdiGfxSurface>(gfx, gfx->GetSurfaceData, pdu->surfaceId);
   return s_gdiDeleteSurface.load()(gfx, pdu);
 }
 
 UINT zeroingEvictCacheEntry(RdpgfxClientContext* gfx, const RDPGFX_EVICT_CACHE_ENTRY_PDU* pdu) {
-  if (gfx && pdu && gfx->GetCacheSlotData) {
-    EnterCriticalSection(&gfx->mux);
-    if (auto* entry = static_cast<gdiGfxCacheEntry*>(gfx->GetCacheSlotData(gfx, pdu->cacheSlot));
-        entry && entry->data)
-      explicit_bzero(entry->data, std::size_t(entry->scanline) * entry->height);
-    LeaveCriticalSection(&gfx->mux);
-  }
+  if (gfx && pdu)
+    zeroPixels<gdiGfxCacheEntry>(gfx, gfx->GetCacheSlotData, pdu->cacheSlot);
   return s_gdiEvictCacheEntry.load()(gfx, pdu);
+}
+
+// What the pipeline decodes, by RDPGFX codec name: kDecodedCodecs, and progressive only as the
+// settings offer it.
+QStringList decodedCodecNames(const rdpSettings* settings) {
+  const bool progressive = (kDecodedCodecs & FREERDP_CODEC_PROGRESSIVE) != 0;
+  const std::pair<bool, int> codecs[] = {
+      {true, RDPGFX_CODECID_UNCOMPRESSED},
+      {(kDecodedCodecs & FREERDP_CODEC_PLANAR) != 0, RDPGFX_CODECID_PLANAR},
+      {(kDecodedCodecs & FREERDP_CODEC_REMOTEFX) != 0, RDPGFX_CODECID_CAVIDEO},
+      {(kDecodedCodecs & FREERDP_CODEC_CLEARCODEC) != 0, RDPGFX_CODECID_CLEARCODEC},
+      {progressive && freerdp_settings_get_bool(settings, FreeRDP_GfxProgressive),
+       RDPGFX_CODECID_CAPROGRESSIVE},
+      {progressive && freerdp_settings_get_bool(settings, FreeRDP_GfxProgressiveV2),
+       RDPGFX_CODECID_CAPROGRESSIVE_V2},
+      {(kDecodedCodecs & FREERDP_CODEC_ALPHACODEC) != 0, RDPGFX_CODECID_ALPHA},
+  };
+  QStringList names;
+  for (const auto& [decoded, id] : codecs) {
+    if (decoded)
+      names.append(ChannelReport::codecName(id));
+  }
+  return names;
 }
 
 UINT countingSurfaceCommand(RdpgfxClientContext* gfx, const RDPGFX_SURFACE_COMMAND* cmd) {
@@ -169,10 +192,7 @@ void GraphicsPipeline::noteConnected(freerdp* instance) {
   }
   m_drdynvcId = freerdp_channels_get_id_by_name(instance, DRDYNVC_SVC_CHANNEL_NAME);
   m_report.setStaticChannels(std::move(requested), std::move(joined));
-  m_report.setAdvertisedCodecs({QStringLiteral("uncompressed"), QStringLiteral("planar"),
-                                QStringLiteral("remotefx"), QStringLiteral("clearcodec"),
-                                QStringLiteral("progressive"), QStringLiteral("progressive_v2"),
-                                QStringLiteral("alpha")});
+  m_report.setAdvertisedCodecs(decodedCodecNames(settings));
 }
 
 BOOL GraphicsPipeline::receiveChannelData(freerdp* instance, UINT16 channelId, const BYTE* data, size_t size,
