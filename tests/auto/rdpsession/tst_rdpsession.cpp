@@ -230,7 +230,7 @@ private:
   bool connectSession(RdpSession& session, const GuestProcess& guest);
   // A started guest, a connected session and the opening pointer move the guest has seen:
   // inputsAfterOpening() then lists exactly what the test sends next.
-  bool openInputSession(GuestProcess& guest, RdpSession& session);
+  bool openInputSession(GuestProcess& guest, RdpSession& session, const QStringList& guestArgs = {});
 
   QTemporaryDir m_certDir;                    // one guest certificate for the whole suite
   QTemporaryDir m_home;                       // HOME/XDG_CONFIG_HOME of this process
@@ -315,8 +315,9 @@ bool tst_RdpSession::connectSession(RdpSession& session, const GuestProcess& gue
   return !connected.isEmpty();
 }
 
-bool tst_RdpSession::openInputSession(GuestProcess& guest, RdpSession& session) {
-  return startGuest(guest) && connectSession(session, guest) &&
+bool tst_RdpSession::openInputSession(GuestProcess& guest, RdpSession& session,
+                                      const QStringList& guestArgs) {
+  return startGuest(guest, QString::fromLatin1(kPassword), guestArgs) && connectSession(session, guest) &&
          session.sendPointer(kOpenX, kOpenY, 0, 0).ok() &&
          pumpGuestUntil(guest, [&] { return inputsAfterOpening(guest).has_value(); });
 }
@@ -1011,13 +1012,9 @@ void tst_RdpSession::finishGracefullyDeliversTheLastInputBeforeTheGuestCloses() 
 void tst_RdpSession::finishGracefullyReachesABusyGuestOverTheGraphicsPipeline() {
   GuestProcess guest;
   RdpSession session;
-  QVERIFY(startGuest(guest, QString::fromLatin1(kPassword),
-                     {QStringLiteral("--graphics"), QStringLiteral("gfx"), QStringLiteral("--slow-input"),
-                      QStringLiteral("40")}));
-  QVERIFY(connectSession(session, guest));
-  QVERIFY(session.sendPointer(kOpenX, kOpenY, 0, 0).ok());
-  QVERIFY(pumpGuestUntil(
-      guest, [&] { return inputsAfterOpening(guest).has_value(); }, 15000));
+  QVERIFY(openInputSession(guest, session,
+                           {QStringLiteral("--graphics"), QStringLiteral("gfx"),
+                            QStringLiteral("--slow-input"), QStringLiteral("40")}));
   QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxOpened, 15000);
   constexpr int kKeys = 20; // 20 x 40 ms: most of them still unread when the goodbye goes
   for (int i = 0; i < kKeys; ++i)
