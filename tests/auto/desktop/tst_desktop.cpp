@@ -6,9 +6,6 @@
 #include "../console/ConsoleRig.h"
 #include "action/ActionService.h"
 
-#include <QDirIterator>
-#include <QFile>
-#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
 
