@@ -47,6 +47,11 @@
   X(RdpRedirectRefused, "RDP_REDIRECT_REFUSED", "the guest tried to redirect the connection")                \
   X(RdpDesktopMismatch, "RDP_DESKTOP_MISMATCH", "the guest's desktop size differs from the grant's")         \
   X(RdpChannelRefused, "RDP_CHANNEL_REFUSED", "the guest asked for a channel the console does not open")     \
+  X(RdpProtocolViolation, "RDP_PROTOCOL_VIOLATION",                                                          \
+    "the guest sent data that breaks the protocol or a console rule")                                        \
+  X(RdpResourceLimit, "RDP_RESOURCE_LIMIT", "the guest asked for more than the grant's desktop allows")      \
+  X(RdpReaderFailed, "RDP_READER_FAILED", "the process that reads the guest failed or broke its protocol")   \
+  X(GuestUnconfirmed, "GUEST_UNCONFIRMED", "the guest did not confirm that it processed the input")          \
   X(InputSendFailed, "INPUT_SEND_FAILED", "an input event could not be sent to the guest")                   \
   /* phases, input gate and lock barrier */                                                                  \
   X(IllegalTransition, "ILLEGAL_TRANSITION", "the phase transition is not allowed")                          \
@@ -77,6 +82,7 @@
   X(CaptureNotAllowed, "CAPTURE_NOT_ALLOWED", "Capture Desktop is not allowed in this phase")                \
   X(ActionInvalid, "ACTION_INVALID", "the action is not one the grant allows")                               \
   X(AlreadyActed, "ALREADY_ACTED", "the one action was already used")                                        \
+  X(ActionUnsupported, "ACTION_UNSUPPORTED", "the guest's RDP server cannot carry this action")              \
   /* lifecycle */                                                                                            \
   X(ActionDone, "ACTION_DONE", "the one action was performed; the run is complete")                          \
   X(Expired, "EXPIRED", "the grant expired while the console was open")                                      \
@@ -84,6 +90,7 @@
   X(OperatorClose, "OPERATOR_CLOSE", "the operator closed the console")                                      \
   X(ParentGone, "PARENT_GONE", "the parent process went away")                                               \
   X(IdentityFailure, "IDENTITY_FAILURE", "the guest's identity could not be confirmed")                      \
+  X(ResourceExhausted, "RESOURCE_EXHAUSTED", "the console lacks a resource it needs (descriptors, memory)")  \
   X(PrivacyViolation, "PRIVACY_VIOLATION", "a privacy control could not be applied")                         \
   X(EvidenceHeadMismatch, "EVIDENCE_HEAD_MISMATCH", "the evidence log does not end at the head")             \
   X(Internal, "INTERNAL", "internal error")
