@@ -114,6 +114,12 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return fail(Refusal::PrivacyViolation, QStringLiteral("cannot hold the password's scrub needles"));
   m_residueNeedles = std::move(needles.value());
 
+  // The surface of record holds the largest desktop the grant allows: its pixel count.
+  const QSize requested(int(m_config.desktop.width ? m_config.desktop.width : 1920),
+                        int(m_config.desktop.height ? m_config.desktop.height : 1080));
+  m_surface = std::make_unique<DesktopSurface>(qsizetype(requested.width()) * requested.height() *
+                                               DesktopSurface::kBytesPerPixel);
+
   WLogRouter::install();
 
   RDP_CLIENT_ENTRY_POINTS entry = SessionSetup::entryPoints();
@@ -367,6 +373,29 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
   m_guestSync.begin();
 }
 
+void RdpSession::desktopFrameEnded() {
+  DesktopSurface::Changes changes = m_surface->takeChanges();
+  if (changes.empty())
+    return;
+  bool post = false;
+  if (changes.resized)
+    post = m_frames.resize(*changes.resized);
+  // The frame pool compares and copies rectangles; a move's target is simply changed pixels.
+  QList<QRect> rects = std::move(changes.damage);
+  for (const DesktopSurface::Move& m : changes.moves)
+    rects.append(m.source.translated(m.target - m.source.topLeft()));
+  if (!rects.isEmpty()) {
+    const DesktopFrames::Absorbed absorbed =
+        m_frames.absorb(m_surface->constBits(), m_surface->stride(), m_surface->size(),
+                        std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
+    post = post || absorbed.firstPending;
+    m_guestSync.noteUpdate(std::span<const QRect>(rects.constData(), std::size_t(rects.size())),
+                           absorbed.changed);
+  }
+  if (post)
+    postToMain([this] { handOutFrame(); });
+}
+
 void RdpSession::reapWorker() {
   std::lock_guard lifecycle(m_lifecycleMutex);
   if (m_worker.joinable())
@@ -381,6 +410,8 @@ void RdpSession::freeContext() {
   }
   closeSocket();   // the worker is gone (joined or detached) or never ran
   m_frames.wipe(); // zeroes the frames nobody holds any more (holders drop theirs first)
+  if (m_surface)
+    m_surface->wipe();
 }
 
 void RdpSession::adoptSocket(int fd) {

@@ -23,6 +23,7 @@
 #include "rdp/ChannelReport.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopFrames.h"
+#include "rdp/DesktopSurface.h"
 #include "rdp/FrameUpdate.h"
 #include "rdp/GuestSync.h"
 #include "rdp/InputState.h"
@@ -149,6 +150,13 @@ public:
   // (ChannelReport.h). Any thread; kept after abort().
   ChannelReport::Snapshot channelReport() const;
 
+  // The surface of record (DesktopSurface.h), sized for the grant's desktop: the project's
+  // RDPGFX client writes the output there. Worker only, inside FreeRDP's event processing.
+  DesktopSurface& desktop() { return *m_surface; }
+  // Worker, after a complete frame was written into desktop(): hands what changed on to the
+  // frame pool (as EndPaint does for the GDI buffer) and to the guest sync.
+  void desktopFrameEnded();
+
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
@@ -213,9 +221,10 @@ private:
 
   InputState m_input; // what was sent and is held (guarded by m_ioMutex)
 
-  DesktopFrames m_frames;                  // written by the worker's EndPaint, taken on the main thread
-  ConnectGuard m_guard;                    // its hooks run on the worker
-  std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker
+  std::unique_ptr<DesktopSurface> m_surface; // created in start(), sized for the requested desktop
+  DesktopFrames m_frames;                    // written by the worker's EndPaint, taken on the main thread
+  ConnectGuard m_guard;                      // its hooks run on the worker
+  std::unique_ptr<GraphicsPipeline> m_gfx;   // its callbacks run on the worker
 
   // The password's forms (UTF-8, UTF-16LE, NT hash, NTOWFv2), kept (locked, dump-excluded)
   // only until the worker has scrubbed FreeRDP's copies of them after the login; the report.
