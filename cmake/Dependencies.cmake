@@ -11,3 +11,5 @@ pkg_check_modules(LIBVIRT REQUIRED IMPORTED_TARGET libvirt>=9.0)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(LIBPNG REQUIRED IMPORTED_TARGET libpng)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
+# The RDP reader's sandbox (src/sandbox): seccomp-bpf through libseccomp.
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp>=2.5)

@@ -7,7 +7,7 @@
 #include "console/Console.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
-#include "rdp/CertificateProbe.h"
+#include "guestlink/RdpReader.h"
 #include "vm/DomainBinder.h"
 #include "vm/LibvirtConnection.h"
 
@@ -16,7 +16,6 @@
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QTemporaryDir>
 
 #include <cstdio>
 
@@ -62,11 +61,14 @@ CheckResult check(const QCommandLineParser& parser, const Outcome<AppPaths>& pat
     if (grant.rdp.unpinned)
       return {result.fields,
               Failure{Refusal::GuestCertMismatch, QStringLiteral("the grant has no pin to probe")}};
-    QTemporaryDir configDir(paths->runtimeDir + QStringLiteral("/probe-XXXXXX")); // 0700, removed on return
-    if (!configDir.isValid())
-      return {result.fields, Failure{Refusal::Internal, QStringLiteral("cannot create a private probe dir")}};
+    // The guest's TLS handshake is parsed by the RDP reader, like every byte of the guest's.
+    RdpReader reader;
+    const QSize desktop(grant.rdp.desktop.width, grant.rdp.desktop.height);
+    if (Status spawned = reader.spawn(desktop); !spawned.ok())
+      return {result.fields, spawned.failure()};
     const Outcome<QByteArray> probed =
-        CertificateProbe::probe(grant.rdp.host, grant.rdp.port, grant.rdp.certSha256, 5000, configDir.path());
+        reader.probe(grant.rdp.host, grant.rdp.port, grant.rdp.certSha256, 5000);
+    reader.abort();
     if (!probed.ok())
       return {result.fields, probed.failure()};
     result.fields.insert(QStringLiteral("cert_verified"), true);

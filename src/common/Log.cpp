@@ -13,6 +13,7 @@ Q_LOGGING_CATEGORY(lcApp, "gc.app")
 namespace {
 
 QMutex g_logMutex;
+const char* g_program = "guest-console"; // set once by install(), before any other thread
 
 void handler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
   const char* level = "debug";
@@ -34,8 +35,9 @@ void handler(QtMsgType type, const QMessageLogContext& context, const QString& m
     break;
   }
   const QString line =
-      QStringLiteral("guest-console[%1] %2 %3: %4\n")
-          .arg(QString::number(QCoreApplication::applicationPid()), QString::fromLatin1(level),
+      QStringLiteral("%1[%2] %3 %4: %5\n")
+          .arg(QString::fromLatin1(g_program), QString::number(QCoreApplication::applicationPid()),
+               QString::fromLatin1(level),
                QString::fromLatin1(context.category ? context.category : "default"), Log::redact(message));
   const QByteArray bytes = line.toUtf8();
   QMutexLocker lock(&g_logMutex);
@@ -45,7 +47,8 @@ void handler(QtMsgType type, const QMessageLogContext& context, const QString& m
 
 } // namespace
 
-void Log::install() {
+void Log::install(const char* program) {
+  g_program = program;
   qInstallMessageHandler(handler);
 }
 

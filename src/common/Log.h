@@ -13,8 +13,9 @@ Q_DECLARE_LOGGING_CATEGORY(lcApp)
 class Log {
 public:
   // Installs the redacting handler (idempotent). Lives on any thread; the handler is
-  // serialized by an internal mutex.
-  static void install();
+  // serialized by an internal mutex. Lines start "<program>[pid]": the console's, or its RDP
+  // reader's (guest-console-rdp), which writes to the same stderr.
+  static void install(const char* program = "guest-console");
   // Removes secret-looking material from a diagnostic line: 32+ hex digit runs
   // (capabilities, keys), "password"/"capability"/"secret" JSON values, and anything
   // after "password=".

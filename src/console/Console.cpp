@@ -7,8 +7,7 @@
 #include "privacy/CredentialNeedles.h"
 #include "privacy/RunSweeper.h"
 #include "privacy/ZeroingAllocator.h"
-#include "rdp/CertificateProbe.h"
-#include "rdp/RdpSession.h"
+#include "sandbox/ReaderSandbox.h"
 #include "session/ControlChannel.h"
 #include "vm/DomainBinder.h"
 #include "vm/DomainWatcher.h"
@@ -95,11 +94,11 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
           done(Status(Refusal::DrainFailed, QStringLiteral("no guest session")));
           return;
         }
-        GuestSync::Timing timing;
+        SyncTiming timing;
         timing.deadline = std::chrono::milliseconds(std::max<qint64>(0, deadline.remainingTime()));
         timing.quiet = m_options.guestSettleQuiet;
         timing.answerWait = m_options.guestAnswerWait;
-        m_rdp->startGuestSync(timing, [this, done = std::move(done)](const Outcome<GuestSync::Result>& sync) {
+        m_rdp->startGuestSync(timing, [this, done = std::move(done)](const Outcome<SyncResult>& sync) {
           recordGuestSync(sync);
           done(sync.ok() ? success() : Status(sync.failure()));
         });
@@ -205,6 +204,8 @@ Status Console::fail(const Failure& failure) {
   if (!m_grant.digestHex.isEmpty())
     fields.insert(QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex));
   record(QStringLiteral("refused"), fields);
+  if (m_rdp)
+    m_rdp->abort(); // the reader, if it was spawned: nothing outlives a refused open
   const Status removed = m_runDir.remove();
   record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()}});
   m_evidence.close();
@@ -252,11 +253,28 @@ Status Console::open() {
       !created.ok())
     return fail(created.failure());
 
-  // The pin is checked before any credential is asked for.
+  // The RDP reader: the process that will parse the guest's bytes, sandboxed, with a shared
+  // desktop for the grant's desktop. Before the grant is consumed: a machine that cannot run
+  // it (descriptors, memory, processes) refuses the run with nothing spent.
+  m_rdp = std::make_unique<RdpReader>();
+  const QSize maxDesktop(m_grant.rdp.desktop.width, m_grant.rdp.desktop.height);
+  if (Status spawned =
+          m_rdp->spawn(maxDesktop, m_options.readerProgram.isEmpty() ? RdpReader::defaultProgram()
+                                                                     : m_options.readerProgram);
+      !spawned.ok())
+    return fail(spawned.failure());
+  connect(m_rdp.get(), &RdpReader::connected, this, &Console::onRdpConnected);
+  connect(m_rdp.get(), &RdpReader::failed, this, &Console::onRdpFailed);
+  connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
+  connect(m_rdp.get(), &RdpReader::frameUpdated, this,
+          [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
+  connect(m_rdp.get(), &RdpReader::desktopResized, this, &Console::onRdpDesktopResized);
+
+  // The pin is checked before any credential is asked for (by the reader: the probe reads
+  // the guest's TLS handshake).
   if (!m_grant.rdp.unpinned) {
     const Outcome<QByteArray> probed =
-        CertificateProbe::probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256,
-                                m_options.probeTimeoutMs, m_runDir.freerdpConfigDir());
+        m_rdp->probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256, m_options.probeTimeoutMs);
     if (!probed.ok())
       return fail(probed.failure());
   }
@@ -279,6 +297,10 @@ Status Console::open() {
                      {QStringLiteral("port"), m_binding.hostPort},
                      {QStringLiteral("signed"), m_grant.signed_},
                      {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}});
+  record(
+      QStringLiteral("reader"),
+      QJsonObject{{QStringLiteral("sandbox"), ReaderSandbox::describe(m_rdp->sandbox())},
+                  {QStringLiteral("desktop_bytes"), qint64(maxDesktop.width()) * maxDesktop.height() * 4}});
 
   m_watcher = std::make_unique<DomainWatcher>(*m_connection, m_grant.vm.uuid);
   connect(m_watcher.get(), &DomainWatcher::domainGone, this, [this](Refusal code, const QString& reason) {
@@ -362,11 +384,11 @@ bool Console::refuseIfExpired() {
   return true;
 }
 
-void Console::recordGuestSync(const Outcome<GuestSync::Result>& sync) {
+void Console::recordGuestSync(const Outcome<SyncResult>& sync) {
   QJsonObject entry{{QStringLiteral("result"), sync.ok() ? QStringLiteral("ok") : refusalName(sync.code())}};
   if (sync.ok()) {
     // Only what happened: the answer counts only if it covered the whole requested area.
-    entry.insert(QStringLiteral("confirmed_by"), GuestSync::confirmationName(sync->confirmedBy));
+    entry.insert(QStringLiteral("confirmed_by"), syncConfirmationName(sync->confirmedBy));
     entry.insert(QStringLiteral("refresh_rect"), !sync->refreshSupported ? QStringLiteral("not_supported")
                                                  : sync->answered        ? QStringLiteral("answered")
                                                                          : QStringLiteral("unanswered"));
@@ -406,7 +428,6 @@ void Console::onCredentials(Credentials& credentials) {
   config.port = m_grant.rdp.port;
   config.pinSha256 = m_grant.rdp.certSha256;
   config.unpinned = m_grant.rdp.unpinned;
-  config.configDir = m_runDir.freerdpConfigDir();
   config.connectTimeoutMs = m_options.connectTimeoutMs;
   const Grant::Desktop& desktop = m_grant.rdp.desktop;
   const quint32 klid = desktop.keyboardLayout;
@@ -416,13 +437,7 @@ void Console::onCredentials(Credentials& credentials) {
                                  KeyboardLayout::keyboardType(klid),
                                  KeyboardLayout::keyboardSubType(klid),
                                  KeyboardLayout::functionKeys(klid)};
-  m_rdp = std::make_unique<RdpSession>();
-  connect(m_rdp.get(), &RdpSession::connected, this, &Console::onRdpConnected);
-  connect(m_rdp.get(), &RdpSession::failed, this, &Console::onRdpFailed);
-  connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) { close(f.code, f.message); });
-  connect(m_rdp.get(), &RdpSession::frameUpdated, this,
-          [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
-  connect(m_rdp.get(), &RdpSession::desktopResized, this, &Console::onRdpDesktopResized);
+  config.sizeFromServer = desktop.sizeFrom == Grant::Desktop::SizeFrom::Server;
   record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
   m_rdp->start(config, std::move(credentials));
   credentials.wipe(); // whatever was not moved
@@ -452,15 +467,32 @@ void Console::onRdpFailed(const Failure& failure) {
          QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
                      {QStringLiteral("attempt"), m_authAttempt},
                      {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
-  // The failed session is finished; free it from the event loop, not inside its signal.
-  if (m_rdp)
-    m_rdp.release()->deleteLater();
-  if (failure.code == Refusal::AuthFailed && m_authAttempt < m_options.maxAuthAttempts) {
+  recordViolation();
+  // The reader serves another attempt (a refused password) unless it is gone itself.
+  if (failure.code == Refusal::AuthFailed && m_authAttempt < m_options.maxAuthAttempts &&
+      m_rdp->state() == RdpReader::State::Ready) {
     m_control->sendError(Refusal::AuthFailed, failure.message);
     requestCredentials();
     return;
   }
   close(failure.code == Refusal::AuthFailed ? Refusal::AuthExhausted : failure.code, failure.message);
+}
+
+void Console::onRdpLost(const Failure& failure) {
+  recordViolation();
+  close(failure.code, failure.message);
+}
+
+void Console::recordViolation() {
+  const ProtocolViolation v = m_rdp ? m_rdp->violation() : ProtocolViolation{};
+  if (v.isSet())
+    record(QStringLiteral("protocol_violation"), QJsonObject{{QStringLiteral("code"), refusalName(v.code)},
+                                                             {QStringLiteral("pdu"), v.pdu},
+                                                             {QStringLiteral("rule"), v.rule}});
+  if (m_rdp && m_rdp->state() == RdpReader::State::Finished && !m_rdp->exitDescription().isEmpty())
+    record(QStringLiteral("reader"),
+           QJsonObject{{QStringLiteral("result"), refusalName(Refusal::RdpReaderFailed)},
+                       {QStringLiteral("reason"), m_rdp->exitDescription()}});
 }
 
 bool Console::acceptDesktop(QSize presented, const QString& when) {
@@ -635,7 +667,7 @@ void Console::teardown() {
   if (m_rdp && reason.code == Refusal::ActionDone) {
     // The action is the run's last input: let the guest read all of it before the connection
     // goes (a bounded half-close; the receipt's "executed" must mean the guest got it).
-    const RdpSession::Finish finish = m_rdp->finishGracefully(kActionDeliveryBound);
+    const RdpReader::Finish finish = m_rdp->finishGracefully(kActionDeliveryBound);
     record(QStringLiteral("rdp_finish"),
            QJsonObject{{QStringLiteral("guest_closed_after_reading"), finish.confirmed},
                        {QStringLiteral("ms"), finish.elapsedMs},
@@ -645,7 +677,7 @@ void Console::teardown() {
   const FramePipeline::Wiped frames = m_pipeline.wipe();
   m_wipes.wiped(QStringLiteral("console_frame"), secureDrop(m_frame));
   if (m_rdp)
-    m_rdp->abort(); // joins the worker; FreeRDP's buffers are freed
+    m_rdp->abort(); // the reader disconnects, exits (or is killed); the shared desktop is zeroed
   // What each owner zeroed (buffers_wiped in the cleanup record is computed from this).
   m_wipes.wiped(QStringLiteral("frame_encoder"), frames.encoderBytes);
   m_wipes.wiped(QStringLiteral("frame_packets"), frames.packetBytes);

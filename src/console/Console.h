@@ -17,10 +17,10 @@
 #include "console/RdpInputSink.h"
 #include "grant/Grant.h"
 #include "grant/RunLock.h"
+#include "guestlink/RdpReader.h"
 #include "privacy/Credentials.h"
 #include "privacy/RunDirectory.h"
 #include "privacy/WipeLedger.h"
-#include "rdp/GuestSync.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
 #include "session/PhaseController.h"
@@ -39,7 +39,6 @@ namespace gc {
 
 class ControlChannel;
 class DomainWatcher;
-class RdpSession;
 
 class Console : public QObject {
   Q_OBJECT
@@ -90,6 +89,9 @@ private:
   void onCredentials(Credentials& credentials);
   void onRdpConnected(QSize desktop);
   void onRdpFailed(const Failure& failure);
+  void onRdpLost(const Failure& failure);
+  // The rule the guest broke, when the reader stopped the session on it.
+  void recordViolation();
   void onRdpDesktopResized(QSize desktop);
   // The presented size against the grant's rdp.desktop (recorded either way); false: the
   // console closed RDP_DESKTOP_MISMATCH. `when` is "connect" or "resize".
@@ -107,7 +109,7 @@ private:
   void armExpiryWakeUp();
   // The gate of a control-channel or panel request: closes EXPIRED and says so when expired.
   bool refuseIfExpired();
-  void recordGuestSync(const Outcome<GuestSync::Result>& sync);
+  void recordGuestSync(const Outcome<SyncResult>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
   void teardown();
   // RDP_LOST: was it the VM? (The connection drops before libvirt's lifecycle event when a
@@ -132,7 +134,7 @@ private:
   RdpInputSink m_sink;
   InputGate m_gate;
   LockBarrier m_barrier;
-  std::unique_ptr<RdpSession> m_rdp;
+  std::unique_ptr<RdpReader> m_rdp; // the RDP reader process, spawned at open()
   std::unique_ptr<PanelServer> m_panel;
   std::unique_ptr<ActionService> m_action;
   std::unique_ptr<ActionSocketServer> m_mcp;

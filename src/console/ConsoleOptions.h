@@ -28,6 +28,8 @@ struct ConsoleOptions {
   std::chrono::milliseconds guestAnswerWait{1500};
   int connectTimeoutMs = 10000;
   int probeTimeoutMs = 5000;
+  // The RDP reader executable (guest-console-rdp); empty: RdpReader::defaultProgram().
+  QString readerProgram;
 };
 
 } // namespace gc

@@ -1,13 +1,24 @@
 #include "console/RdpInputSink.h"
 
-#include "rdp/RdpSession.h"
+#include "guestlink/RdpReader.h"
+
+#include <chrono>
 
 namespace gc {
+
+namespace {
+// How long the reader may take to answer a send: what is left of the caller's deadline (a
+// deadline that never expires still gets a bound: a reader that stops answering is broken).
+std::chrono::milliseconds remaining(QDeadlineTimer deadline) {
+  const qint64 ms = deadline.isForever() ? 30000 : std::max<qint64>(1, deadline.remainingTime());
+  return std::chrono::milliseconds(ms);
+}
+} // namespace
 
 Status RdpInputSink::mayWrite(QDeadlineTimer deadline) const {
   if (m_expired && m_expired())
     return Status(Refusal::Expired, QStringLiteral("the grant has expired: nothing more is sent"));
-  if (!m_session || m_session->state() != RdpSession::State::Connected)
+  if (!m_session || m_session->state() != RdpReader::State::Connected)
     return Status(Refusal::InputSendFailed, QStringLiteral("the guest is not connected"));
   if (deadline.hasExpired())
     return Status(Refusal::DrainTimeout, QStringLiteral("deadline passed before the send"));
@@ -22,19 +33,20 @@ InputSink::Delivery RdpInputSink::deliver(const InputEvent& event, QDeadlineTime
   if (Status s = mayWrite(deadline); !s.ok())
     return {0, s};
   if (event.kind == InputEvent::Kind::Key) {
-    Status s = m_session->sendKey(event.scancode, event.down);
+    Status s = m_session->sendKey(event.scancode, event.down, remaining(deadline));
     const int written = s.ok() ? 1 : 0;
     return {written, std::move(s)};
   }
   int written = 0;
-  Status s = m_session->sendPointer(event.x, event.y, event.buttons, event.wheel, &written);
+  Status s =
+      m_session->sendPointer(event.x, event.y, event.buttons, event.wheel, &written, remaining(deadline));
   return {written, std::move(s)};
 }
 
 Outcome<RdpInputSink::Released> RdpInputSink::releaseHeld(QDeadlineTimer deadline) {
   if (Status s = mayWrite(deadline); !s.ok())
     return s.failure();
-  const Outcome<RdpSession::Released> released = m_session->releaseHeld();
+  const Outcome<RdpReader::Released> released = m_session->releaseHeld(remaining(deadline));
   if (!released)
     return released.failure();
   return Released{released->keys, released->buttons};

@@ -1,5 +1,6 @@
-// Delivers gate events (and the one synthetic action) to the RDP session. Lives on the
-// main thread; RdpSession's sends return once FreeRDP has flushed the PDU to the socket.
+// Delivers gate events (and the one synthetic action) to the RDP session in the RDP reader
+// process. Lives on the main thread; RdpReader's sends return once the reader wrote and
+// flushed the PDU to the guest's socket.
 //
 // The last gate before the guest: once the grant has expired (the console's wall-clock rule,
 // PhaseController::expired) nothing is sent any more, whichever path it came by (pump,
@@ -12,18 +13,18 @@
 
 namespace gc {
 
-class RdpSession;
+class RdpReader;
 
 class RdpInputSink : public InputSink {
 public:
-  void setSession(RdpSession* session) { m_session = session; }
+  void setSession(RdpReader* session) { m_session = session; }
   // True once the grant has expired: every later send is refused EXPIRED.
   void setExpiredCheck(std::function<bool()> expired) { m_expired = std::move(expired); }
 
   Status send(const InputEvent& event, QDeadlineTimer deadline) override;
   Delivery deliver(const InputEvent& event, QDeadlineTimer deadline) override;
 
-  // Releases what the session holds down (RdpSession::releaseHeld); counts only.
+  // Releases what the session holds down (RdpReader::releaseHeld); counts only.
   struct Released {
     int keys = 0;
     int buttons = 0;
@@ -33,7 +34,7 @@ public:
 private:
   Status mayWrite(QDeadlineTimer deadline) const;
 
-  RdpSession* m_session = nullptr;
+  RdpReader* m_session = nullptr;
   std::function<bool()> m_expired;
 };
 

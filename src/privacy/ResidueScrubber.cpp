@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace gc {
@@ -27,22 +29,29 @@ struct Region {
   bool scannable = false; // private, readable and writable
 };
 
+// Kept open by keepProcFilesOpen() (the sandboxed RDP reader); -1: opened per scrub.
+std::atomic<int> s_maps{-1};
+std::atomic<int> s_pagemap{-1};
+
 // /proc/self/maps, read before any secret byte is copied anywhere (its text is not secret).
 std::vector<Region> readMaps() {
   std::string text;
-  const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  const int kept = s_maps.load();
+  const int fd = kept >= 0 ? kept : ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return {};
   char block[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd, block, sizeof block);
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, block, sizeof block, at); // from the start: the maps as they are now
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       break;
     text.append(block, std::size_t(n));
+    at += n;
   }
-  ::close(fd);
+  if (kept < 0)
+    ::close(fd);
 
   std::vector<Region> regions;
   std::size_t at = 0;
@@ -182,7 +191,8 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
   };
 
   const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
-  const int pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  const int keptPagemap = s_pagemap.load();
+  const int pagemap = keptPagemap >= 0 ? keptPagemap : ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   for (const Region& region : regions) {
     if (!region.scannable)
       continue;
@@ -223,12 +233,25 @@ ScrubReport ResidueScrubber::scrub(std::span<const SecureBuffer* const> needles)
       }
     }
   }
-  if (pagemap >= 0)
+  if (pagemap >= 0 && keptPagemap < 0)
     ::close(pagemap);
   scratch.value().clear();
   report.ok = true;
   report.elapsedUs = clock.nsecsElapsed() / 1000;
   return report;
+}
+
+bool ResidueScrubber::keepProcFilesOpen() {
+  for (auto [file, slot] :
+       {std::pair{"/proc/self/maps", &s_maps}, std::pair{"/proc/self/pagemap", &s_pagemap}}) {
+    if (slot->load() >= 0)
+      continue;
+    const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return false;
+    slot->store(fd);
+  }
+  return true;
 }
 
 Outcome<SecureBuffer> ResidueScrubber::utf16leOf(QByteArrayView utf8) {

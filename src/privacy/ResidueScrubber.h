@@ -56,6 +56,11 @@ public:
   // Overwrites every copy of each needle outside the needles' own buffers.
   static ScrubReport scrub(std::span<const SecureBuffer* const> needles);
 
+  // Opens /proc/self/maps and /proc/self/pagemap now and keeps them open for every later
+  // scrub: a process that is about to lose the right to open files (the RDP reader's
+  // sandbox) calls it first. Idempotent; false when either cannot be opened.
+  static bool keepProcFilesOpen();
+
   // The UTF-16LE form of UTF-8 `utf8` (how Windows APIs and NTLM hold a password), built
   // without a heap copy. PRIVACY_VIOLATION if the buffer cannot be locked; INTERNAL for
   // invalid UTF-8.

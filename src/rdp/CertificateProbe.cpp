@@ -7,13 +7,17 @@
 #include <QFile>
 
 #include <freerdp/client.h>
+#include <freerdp/error.h>
 #include <freerdp/freerdp.h>
 #include <freerdp/settings.h>
+#include <freerdp/transport_io.h>
 
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unistd.h>
+#include <utility>
 
 namespace gc {
 
@@ -22,7 +26,21 @@ namespace {
 struct ProbeContext {
   rdpClientContext common;
   std::optional<QByteArray>* digest;
+  int socketFd; // the console's connected socket, adopted once; -1: FreeRDP connects
 };
+
+// The connect of a probe given a socket: that socket, once, to the expected target only.
+int adoptSocket(rdpContext* context, rdpSettings* settings, const char*, int, DWORD) {
+  auto* ctx = reinterpret_cast<ProbeContext*>(context);
+  const int fd = std::exchange(ctx->socketFd, -1);
+  if (fd < 0 || !freerdp_settings_set_string(settings, FreeRDP_ClientAddress, "127.0.0.1")) {
+    if (fd >= 0)
+      ::close(fd);
+    freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
+    return -1;
+  }
+  return fd;
+}
 
 // Records the certificate and always refuses it: the probe never goes past TLS.
 int recordCertificate(freerdp* instance, const BYTE* pem, size_t length, const char*, UINT16, DWORD flags) {
@@ -33,8 +51,20 @@ int recordCertificate(freerdp* instance, const BYTE* pem, size_t length, const c
   return 0;
 }
 
-BOOL probeClientNew(freerdp* instance, rdpContext*) {
+// Inside freerdp_connect, before the transport connects: a given socket replaces the connect.
+BOOL probePreConnect(freerdp* instance) {
+  auto* ctx = reinterpret_cast<ProbeContext*>(instance->context);
+  if (ctx->socketFd < 0)
+    return TRUE;
+  rdpTransportIo io = *freerdp_get_io_callbacks(instance->context);
+  io.TCPConnect = &adoptSocket;
+  return freerdp_set_io_callbacks(instance->context, &io);
+}
+
+BOOL probeClientNew(freerdp* instance, rdpContext* context) {
+  reinterpret_cast<ProbeContext*>(context)->socketFd = -1;
   ClientBaseline::installRefusingCallbacks(instance);
+  instance->PreConnect = &probePreConnect;
   instance->VerifyX509Certificate = &recordCertificate;
   return TRUE;
 }
@@ -44,10 +74,17 @@ void probeClientFree(freerdp*, rdpContext*) {}
 } // namespace
 
 Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, const QByteArray& expectedPin,
-                                            int timeoutMs, const QString& configDir) {
+                                            int timeoutMs, const QString& configDir, int socketFd) {
   if (host != QStringLiteral("127.0.0.1"))
     return Failure{Refusal::RdpRuleNotLoopback, QStringLiteral("the RDP host must be 127.0.0.1")};
-  if (configDir.isEmpty())
+  struct CloseUnadopted {
+    int& fd;
+    ~CloseUnadopted() {
+      if (fd >= 0)
+        ::close(fd);
+    }
+  } closeUnadopted{socketFd};
+  if (configDir.isEmpty() && socketFd < 0)
     return Failure{Refusal::Internal, QStringLiteral("no private FreeRDP config directory")};
   WLogRouter::install();
 
@@ -62,7 +99,9 @@ Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, c
   if (!context)
     return Failure{Refusal::Internal, QStringLiteral("cannot create the FreeRDP context")};
   std::optional<QByteArray> digest;
-  reinterpret_cast<ProbeContext*>(context.get())->digest = &digest;
+  auto* probeContext = reinterpret_cast<ProbeContext*>(context.get());
+  probeContext->digest = &digest;
+  probeContext->socketFd = std::exchange(socketFd, -1);
 
   if (!ClientBaseline::apply(context->settings,
                              ClientTarget{host, port, configDir, timeoutMs, ClientDesktop{}}))
@@ -88,6 +127,8 @@ Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, c
   done.notify_all();
   watchdog.join();
   freerdp_disconnect(context->instance);
+  if (probeContext->socketFd >= 0)
+    ::close(std::exchange(probeContext->socketFd, -1)); // never adopted
 
   if (!digest)
     return Failure{Refusal::RdpUnreachable,

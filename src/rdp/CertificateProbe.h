@@ -16,8 +16,11 @@ class CertificateProbe {
 public:
   // The certificate's SHA-256 (32 raw bytes). With a non-empty expectedPin, a different
   // certificate is GUEST_CERT_MISMATCH; no TLS handshake within timeoutMs is RDP_UNREACHABLE.
+  // `socketFd`: a TCP socket already connected to host:port, which the probe adopts and
+  // closes (the RDP reader process cannot open sockets); -1: FreeRDP connects itself
+  // (in-process tests), with `configDir` as its private, empty config directory.
   static Outcome<QByteArray> probe(const QString& host, quint16 port, const QByteArray& expectedPin,
-                                   int timeoutMs, const QString& configDir);
+                                   int timeoutMs, const QString& configDir, int socketFd = -1);
 };
 
 } // namespace gc

@@ -2,17 +2,7 @@
 
 #include "common/Refusal.h"
 
-#include <QJsonArray>
-
 namespace gc {
-
-namespace {
-
-QString capsVersionName(quint32 version) {
-  return version ? QStringLiteral("0x%1").arg(version, 8, 16, QLatin1Char('0')) : QString();
-}
-
-} // namespace
 
 // FreeRDP's RDPGFX_CODECID_* values (this file stays free of FreeRDP headers).
 QString ChannelReport::codecName(int id) {
@@ -40,51 +30,6 @@ QString ChannelReport::codecName(int id) {
   default:
     return QStringLiteral("0x%1").arg(id, 4, 16, QLatin1Char('0'));
   }
-}
-
-int ChannelReport::Snapshot::refusedTotal() const {
-  int total = refusedOverflow;
-  for (int n : refused)
-    total += n;
-  return total;
-}
-
-QJsonObject ChannelReport::Snapshot::connectedJson() const {
-  return {{QStringLiteral("static_requested"), QJsonArray::fromStringList(staticRequested)},
-          {QStringLiteral("static_joined"), QJsonArray::fromStringList(staticJoined)},
-          {QStringLiteral("gfx_requested"), staticRequested.contains(QStringLiteral("drdynvc"))},
-          {QStringLiteral("gfx_codecs_advertised"), QJsonArray::fromStringList(advertisedCodecs)}};
-}
-
-QJsonObject ChannelReport::Snapshot::closedJson() const {
-  QJsonObject refusedJson;
-  for (auto it = refused.cbegin(); it != refused.cend(); ++it)
-    refusedJson.insert(it.key(), it.value());
-  QJsonObject o = connectedJson();
-  o.insert(QStringLiteral("gfx"), gfxOpened);
-  o.insert(QStringLiteral("gfx_caps_version"), capsVersionName(gfxCapsVersion));
-  o.insert(QStringLiteral("gfx_codecs_used"), QJsonArray::fromStringList(gfxCodecsUsed));
-  o.insert(QStringLiteral("gfx_frames"), qint64(gfxFrames));
-  o.insert(QStringLiteral("dynamic_opened"), QJsonArray::fromStringList(dynamicOpened));
-  o.insert(QStringLiteral("dynamic_refused"), refusedJson);
-  o.insert(QStringLiteral("dynamic_refused_overflow"), refusedOverflow);
-  o.insert(QStringLiteral("dynamic_refused_total"), refusedTotal());
-  if (refusedTotal() > 0)
-    o.insert(QStringLiteral("code"), refusalName(Refusal::RdpChannelRefused));
-  return o;
-}
-
-QString ChannelReport::sanitise(QByteArrayView raw) {
-  QString name;
-  const qsizetype n = std::min<qsizetype>(raw.size(), kMaxNameLength);
-  name.reserve(n + 1);
-  for (qsizetype i = 0; i < n; ++i) {
-    const auto c = static_cast<unsigned char>(raw[i]);
-    name.append(c >= 0x20 && c < 0x7F ? QChar(c) : QChar(u'?'));
-  }
-  if (raw.size() > kMaxNameLength)
-    name.append(u'~');
-  return name;
 }
 
 void ChannelReport::setStaticChannels(QStringList requested, QStringList joined) {

@@ -13,6 +13,8 @@
 // Qt types only: the console reads the snapshot.
 #pragma once
 
+#include "guestlink/ReaderTypes.h"
+
 #include <QByteArrayView>
 #include <QJsonObject>
 #include <QMap>
@@ -25,27 +27,13 @@ namespace gc {
 
 class ChannelReport {
 public:
-  static constexpr int kMaxNameLength = 64;
-  static constexpr int kMaxDistinctNames = 16;
+  static constexpr int kMaxNameLength = ChannelSnapshot::kMaxNameLength;
+  static constexpr int kMaxDistinctNames = ChannelSnapshot::kMaxDistinctNames;
 
-  struct Snapshot {
-    QStringList staticRequested;  // the Connect Initial's channel list
-    QStringList staticJoined;     // those the server assigned (and the client joined)
-    QStringList advertisedCodecs; // what the client offered the graphics pipeline
-    bool gfxOpened = false;       // the RDPGFX channel opened and the GDI decodes it
-    quint32 gfxCapsVersion = 0;   // RDPGFX_CAPVERSION_* the server confirmed; 0: none
-    QStringList gfxCodecsUsed;    // codec of every surface command seen
-    quint64 gfxFrames = 0;        // End Frame PDUs decoded
-    QStringList dynamicOpened;    // dynamic channels opened (at most the pipeline)
-    QMap<QString, int> refused;   // sanitised name -> create requests refused
-    int refusedOverflow = 0;      // refused creates for names beyond kMaxDistinctNames
-    int refusedTotal() const;
+  // The report as it crosses to the console (guestlink/ReaderTypes.h).
+  using Snapshot = ChannelSnapshot;
 
-    QJsonObject connectedJson() const; // for the `connected` evidence entry
-    QJsonObject closedJson() const;    // for the `closed` evidence entry
-  };
-
-  static QString sanitise(QByteArrayView raw);
+  static QString sanitise(QByteArrayView raw) { return ChannelSnapshot::sanitise(raw); }
   // An MS-RDPEGFX 2.2.3.1 codec identifier by the name the evidence and docs use.
   static QString codecName(int id);
 

@@ -68,12 +68,17 @@ void ClientBaseline::installRefusingCallbacks(freerdp* instance) {
 
 bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
   const QByteArray host = target.host.toUtf8();
-  const QByteArray configDir = QFile::encodeName(target.configDir);
+  const QByteArray configDir =
+      target.configDir.isEmpty() ? QByteArray(kReaderConfigDir) : QFile::encodeName(target.configDir);
   bool ok =
       freerdp_settings_set_string(s, FreeRDP_ServerHostname, host.constData()) &&
       freerdp_settings_set_uint32(s, FreeRDP_ServerPort, target.port) &&
       freerdp_settings_set_string(s, FreeRDP_ConfigPath, configDir.constData()) &&
-      freerdp_settings_set_uint32(s, FreeRDP_TcpConnectTimeout, UINT32(qMax(1, target.connectTimeoutMs)));
+      freerdp_settings_set_uint32(s, FreeRDP_TcpConnectTimeout, UINT32(qMax(1, target.connectTimeoutMs))) &&
+      // NLA over NTLM only: the guest is reached as 127.0.0.1, for which no Kerberos ticket can
+      // exist, and Kerberos would read the host's krb5 configuration (the RDP reader has no
+      // files to read).
+      freerdp_settings_set_string(s, FreeRDP_AuthenticationPackageList, "ntlm,!kerberos");
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
       // Certificate: the pin alone decides (VerifyX509Certificate); no store, no auto-accept.
       {FreeRDP_ExternalCertificateManagement, true},

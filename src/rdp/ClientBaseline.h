@@ -16,7 +16,7 @@
 // Thread affinity: none (plain functions on a context the caller owns). Private to src/rdp/.
 #pragma once
 
-#include "rdp/RdpConfig.h"
+#include "guestlink/ReaderTypes.h"
 
 #include <QString>
 
@@ -34,6 +34,10 @@ struct ClientTarget {
 
 class ClientBaseline {
 public:
+  // The ConfigPath of a client in the RDP reader process: a directory that does not exist,
+  // inside a sandbox where no file can be opened anyway (FreeRDP writes nothing there).
+  static constexpr const char* kReaderConfigDir = "/nonexistent/guest-console-rdp";
+
   static void installRefusingCallbacks(freerdp* instance);
   // False when FreeRDP refuses a setting (the caller then refuses to connect).
   [[nodiscard]] static bool apply(rdpSettings* settings, const ClientTarget& target);

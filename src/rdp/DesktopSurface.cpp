@@ -75,13 +75,27 @@ bool DesktopSurface::resize(QSize size) {
   m_resized = size;
   m_moves.clear();
   m_damage = QRegion(rect());
+  m_changed = true;
   return true;
 }
 
 void DesktopSurface::addDamage(const QRect& area) {
   const QRect clipped = area.intersected(rect());
-  if (!clipped.isEmpty())
+  if (!clipped.isEmpty()) {
     m_damage += clipped;
+    m_changed = true;
+  }
+}
+
+void DesktopSurface::touch(const QRect& area) {
+  m_touched += area.intersected(rect());
+}
+
+DesktopSurface::Note DesktopSurface::takeNote() {
+  Note note{boundedRects(m_touched, kMaxDamageRects), m_changed};
+  m_touched = QRegion();
+  m_changed = false;
+  return note;
 }
 
 void DesktopSurface::copyCompare(const QRect& dst, const uchar* src, qsizetype srcStride) {
@@ -117,6 +131,7 @@ void DesktopSurface::copyCompare(const QRect& dst, const uchar* src, qsizetype s
 bool DesktopSurface::write(const QRect& dst, const uchar* src, qsizetype srcStride) {
   if (!contains(dst) || !src || srcStride < qsizetype(dst.width()) * kBytesPerPixel)
     return false;
+  touch(dst);
   copyCompare(dst, src, srcStride);
   return true;
 }
@@ -124,6 +139,7 @@ bool DesktopSurface::write(const QRect& dst, const uchar* src, qsizetype srcStri
 bool DesktopSurface::fill(const QRect& dst, quint32 bgrx) {
   if (!contains(dst))
     return false;
+  touch(dst);
   const quint32 value = bgrx | 0xFF000000u;
   int bandTop = -1, bandLeft = 0, bandRight = 0;
   const auto closeBand = [&](int endRow) {
@@ -165,6 +181,7 @@ bool DesktopSurface::move(const QRect& source, QPoint target) {
   const QRect destination = source.translated(delta);
   if (!contains(source) || !contains(destination))
     return false;
+  touch(destination);
   if (delta.isNull())
     return true;
   const qsizetype rowBytes = qsizetype(source.width()) * kBytesPerPixel;
@@ -181,6 +198,7 @@ bool DesktopSurface::move(const QRect& source, QPoint target) {
       std::memmove(rowAt(destination.left(), destination.top() + row),
                    rowAt(source.left(), source.top() + row), std::size_t(rowBytes));
   }
+  m_changed = true;
   // The viewer applies the move to its previous picture before painting the damage: what
   // was damaged inside the source is damaged where it lands; what was damaged under the
   // target was overwritten by pixels the viewer already has (unless they were damaged too).
@@ -197,6 +215,7 @@ bool DesktopSurface::move(const QRect& source, QPoint target) {
 }
 
 void DesktopSurface::noteWritten(const QRect& area) {
+  touch(area);
   addDamage(area);
 }
 
@@ -216,6 +235,8 @@ void DesktopSurface::wipe() {
   m_resized.reset();
   m_moves.clear();
   m_damage = QRegion();
+  m_touched = QRegion();
+  m_changed = false;
 }
 
 } // namespace gc

@@ -90,6 +90,15 @@ public:
   void noteWritten(const QRect& area);
 
   bool hasChanges() const { return m_resized.has_value() || !m_moves.isEmpty() || !m_damage.isEmpty(); }
+
+  // What the writers touched since the last note, whether or not a pixel changed (an answer
+  // to a Refresh Rect repaints pixels the desktop already shows), and whether any changed:
+  // what the lock's guest sync watches (rdp/GuestSync.h), frame by frame.
+  struct Note {
+    QList<QRect> touched; // bounded like the damage
+    bool changed = false;
+  };
+  Note takeNote();
   // What changed since the last take; the surface then starts a new change set.
   Changes takeChanges();
 
@@ -98,6 +107,7 @@ public:
 
 private:
   void addDamage(const QRect& area);
+  void touch(const QRect& area);
   // Rows [y0, y1) of `dst` that differ from `src`, as damage (leftmost/rightmost differing
   // columns of the band).
   void copyCompare(const QRect& dst, const uchar* src, qsizetype srcStride);
@@ -108,6 +118,8 @@ private:
   std::optional<QSize> m_resized;
   QList<Move> m_moves;
   QRegion m_damage;
+  QRegion m_touched;
+  bool m_changed = false;
 };
 
 } // namespace gc

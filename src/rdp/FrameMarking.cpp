@@ -3,12 +3,8 @@
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
 
-#include <QVarLengthArray>
-
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/settings.h>
-
-#include <span>
 
 namespace gc {
 
@@ -27,14 +23,16 @@ void FrameMarking::install(rdpContext* context) {
   update->SurfaceFrameMarker = &surfaceFrameMarker;
 }
 
-// The server's frame boundaries (MS-RDPBCGR 2.2.9.2.3): hold a frame's updates back until
-// its end, then chain to FreeRDP's GDI handler (it sends the frame acknowledgement).
+// The server's frame boundaries (MS-RDPBCGR 2.2.9.2.3): no lease inside a frame, then chain
+// to FreeRDP's GDI handler (it sends the frame acknowledgement).
 BOOL FrameMarking::surfaceFrameMarker(rdpContext* context, const SURFACE_FRAME_MARKER* marker) {
   RdpSession* self = sessionOf(context);
   if (marker->frameAction == SURFACECMD_FRAMEACTION_BEGIN) {
-    self->m_frames.beginFrame();
-  } else if (marker->frameAction == SURFACECMD_FRAMEACTION_END && self->m_frames.endFrame()) {
-    self->postToMain([self] { self->handOutFrame(); });
+    self->m_legacyFrameOpen = true;
+    self->desktopFrameBegan();
+  } else if (marker->frameAction == SURFACECMD_FRAMEACTION_END) {
+    self->m_legacyFrameOpen = false;
+    self->desktopFrameEnded();
   }
   const pSurfaceFrameMarker chained = reinterpret_cast<RdpContext*>(context)->gdiFrameMarker;
   return chained ? chained(context, marker) : TRUE;
@@ -51,8 +49,8 @@ BOOL FrameMarking::beginPaint(rdpContext* context) {
 }
 
 // Inside FreeRDP's update processing: the only place the GDI buffer is read. The dirty
-// rectangles go into the session's frame pool (DesktopFrames), which copies only the pixels
-// that changed.
+// rectangles go into the surface of record, compare-and-copy (only pixels that changed are
+// damage); outside a marked frame each update is a frame of its own.
 BOOL FrameMarking::endPaint(rdpContext* context) {
   rdpGdi* gdi = context->gdi;
   if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
@@ -61,34 +59,37 @@ BOOL FrameMarking::endPaint(rdpContext* context) {
   if (hwnd->invalid->null || hwnd->ninvalid <= 0)
     return TRUE;
   RdpSession* self = sessionOf(context);
-  QVarLengthArray<QRect, 16> rects;
+  DesktopSurface& desktop = self->desktop();
+  const QRect gdiRect(0, 0, int(gdi->width), int(gdi->height));
+  if (desktop.size() != gdiRect.size())
+    return FALSE; // the GDI and the surface were resized together (desktopResize)
   for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
     const GDI_RGN& r = hwnd->cinvalid[i];
-    rects.append(QRect(r.x, r.y, r.w, r.h));
+    const QRect area = QRect(r.x, r.y, r.w, r.h).intersected(gdiRect);
+    if (area.isEmpty())
+      continue;
+    const uchar* from = gdi->primary_buffer + qsizetype(area.top()) * qsizetype(gdi->stride) +
+                        qsizetype(area.left()) * DesktopSurface::kBytesPerPixel;
+    desktop.write(area, from, qsizetype(gdi->stride));
   }
   hwnd->invalid->null = TRUE;
   hwnd->ninvalid = 0;
-  const DesktopFrames::Absorbed absorbed = self->m_frames.absorb(
-      gdi->primary_buffer, qsizetype(gdi->stride), QSize(int(gdi->width), int(gdi->height)),
-      std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
-  if (absorbed.firstPending)
-    self->postToMain([self] { self->handOutFrame(); });
-  // startGuestSync() arms its request under m_ioMutex, which this update holds: the update
-  // is wholly before the request or wholly after it.
-  self->m_guestSync.noteUpdate(std::span<const QRect>(rects.constData(), std::size_t(rects.size())),
-                               absorbed.changed);
+  if (!self->m_legacyFrameOpen)
+    self->desktopFrameEnded();
   return TRUE;
 }
 
 BOOL FrameMarking::desktopResize(rdpContext* context) {
   rdpSettings* settings = context->settings;
-  const UINT32 w = freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth);
-  const UINT32 h = freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight);
-  if (!gdi_resize(context->gdi, w, h))
-    return FALSE;
+  const QSize size(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),
+                   int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)));
   RdpSession* self = sessionOf(context);
-  if (self->m_frames.resize(QSize(int(w), int(h))))
-    self->postToMain([self] { self->handOutFrame(); });
+  // Judged before the GDI allocates anything for it (a guest may name 65535x65535).
+  if (!self->admitDesktopSize(size, "DesktopResize") || !self->desktop().resize(size))
+    return FALSE;
+  if (!gdi_resize(context->gdi, UINT32(size.width()), UINT32(size.height())))
+    return FALSE;
+  self->noteDesktopResized(size);
   return TRUE;
 }
 

@@ -9,10 +9,6 @@ namespace gc {
 
 using namespace std::chrono;
 
-QString GuestSync::confirmationName(Confirmation c) {
-  return c == Confirmation::RefreshRect ? QStringLiteral("refresh_rect") : QStringLiteral("settle_only");
-}
-
 GuestSync::GuestSync(QObject* parent) : QObject(parent) {
   m_timer.setSingleShot(true);
   m_timer.setTimerType(Qt::PreciseTimer);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "common/Outcome.h"
+#include "guestlink/ReaderTypes.h"
 
 #include <QObject>
 #include <QRect>
@@ -38,22 +39,10 @@ class GuestSync : public QObject {
   Q_OBJECT
 public:
   using Clock = std::chrono::steady_clock;
-  enum class Confirmation { RefreshRect, SettleOnly };
-  static QString confirmationName(Confirmation c);
-
-  struct Timing {
-    std::chrono::milliseconds deadline{5000};   // for the whole sync
-    std::chrono::milliseconds quiet{200};       // no changed pixel for this long = settled
-    std::chrono::milliseconds answerWait{1500}; // then an unanswered request falls back to the settle
-  };
-  struct Result {
-    bool refreshSupported = false;
-    bool answered = false;
-    bool settled = false;
-    Confirmation confirmedBy = Confirmation::SettleOnly;
-    qint64 answerMs = -1; // request → answer, when answered
-    qint64 elapsedMs = 0;
-  };
+  using Confirmation = SyncConfirmation;
+  static QString confirmationName(Confirmation c) { return syncConfirmationName(c); }
+  using Timing = SyncTiming;
+  using Result = SyncResult;
   using Done = std::function<void(const Outcome<Result>&)>;
 
   explicit GuestSync(QObject* parent = nullptr);

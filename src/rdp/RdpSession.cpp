@@ -5,6 +5,7 @@
 #include "rdp/RdpContext.h"
 #include "rdp/SessionSetup.h"
 #include "rdp/WLogRouter.h"
+#include "rdp/front/Limits.h"
 
 #include <QFile>
 #include <QMetaObject>
@@ -69,13 +70,49 @@ bool isAuthError(UINT32 error) {
 
 } // namespace
 
-RdpSession::RdpSession(QObject* parent) : QObject(parent), m_gfx(std::make_unique<GraphicsPipeline>()) {
-  qRegisterMetaType<gc::FrameUpdate>();
+QString RdpSession::stateName(State state) {
+  switch (state) {
+  case State::Idle:
+    return QStringLiteral("idle");
+  case State::Connecting:
+    return QStringLiteral("connecting");
+  case State::Connected:
+    return QStringLiteral("connected");
+  case State::Finished:
+    return QStringLiteral("finished");
+  }
+  return {};
+}
+
+RdpSession::RdpSession(std::span<uchar> desktopMemory, QObject* parent)
+    : QObject(parent),
+      m_surface(desktopMemory.empty() ? nullptr : std::make_unique<DesktopSurface>(desktopMemory)),
+      m_gfx(std::make_unique<GraphicsPipeline>()), m_leaseEvent(CreateEventA(nullptr, TRUE, FALSE, nullptr)) {
   qRegisterMetaType<gc::Failure>();
+  qRegisterMetaType<gc::DesktopSurface::Changes>();
+}
+
+// Idle -> Connecting -> Connected -> Finished; Idle and Connecting may also end at once.
+bool RdpSession::setState(State to) {
+  State from = m_state.load();
+  while (true) {
+    const bool legal = (from == State::Idle && (to == State::Connecting || to == State::Finished)) ||
+                       (from == State::Connecting && (to == State::Connected || to == State::Finished)) ||
+                       (from == State::Connected && to == State::Finished) ||
+                       (from == to && to == State::Finished);
+    if (!legal) {
+      qCWarning(lcRdp).noquote() << "RdpSession: refused state change" << stateName(from) << "->"
+                                 << stateName(to);
+      return false;
+    }
+    if (m_state.compare_exchange_weak(from, to))
+      return true;
+  }
 }
 
 RdpSession::~RdpSession() {
   abort();
+  CloseHandle(m_leaseEvent);
 }
 
 void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
@@ -91,7 +128,9 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
 
   std::lock_guard lifecycle(m_lifecycleMutex);
   const auto fail = [this](Refusal code, QString message) {
-    m_state = State::Finished;
+    setState(State::Finished);
+    if (m_config.socketFd >= 0)
+      ::close(std::exchange(m_config.socketFd, -1));
     postToMain([this, f = Failure{code, std::move(message)}] { emit failed(f); });
   };
   if (m_state != State::Idle) {
@@ -104,7 +143,7 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return fail(Refusal::RdpRuleNotLoopback, QStringLiteral("the RDP host must be 127.0.0.1"));
   if (!m_config.unpinned && m_config.pinSha256.size() != 32)
     return fail(Refusal::Internal, QStringLiteral("the certificate pin must be 32 bytes"));
-  if (m_config.configDir.isEmpty())
+  if (m_config.configDir.isEmpty() && m_config.socketFd < 0)
     return fail(Refusal::Internal, QStringLiteral("no private FreeRDP config directory"));
 
   // Needles for the post-login scrub: the password (valid UTF-8: it arrived as JSON text)
@@ -114,11 +153,14 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return fail(Refusal::PrivacyViolation, QStringLiteral("cannot hold the password's scrub needles"));
   m_residueNeedles = std::move(needles.value());
 
-  // The surface of record holds the largest desktop the grant allows: its pixel count.
-  const QSize requested(int(m_config.desktop.width ? m_config.desktop.width : 1920),
-                        int(m_config.desktop.height ? m_config.desktop.height : 1080));
-  m_surface = std::make_unique<DesktopSurface>(qsizetype(requested.width()) * requested.height() *
-                                               DesktopSurface::kBytesPerPixel);
+  if (!m_surface) {
+    // No shared desktop given (tests): one sized for the largest desktop the grant allows,
+    // its pixel count.
+    const QSize requested(int(m_config.desktop.width ? m_config.desktop.width : 1920),
+                          int(m_config.desktop.height ? m_config.desktop.height : 1080));
+    m_surface = std::make_unique<DesktopSurface>(qsizetype(requested.width()) * requested.height() *
+                                                 DesktopSurface::kBytesPerPixel);
+  }
 
   WLogRouter::install();
 
@@ -135,7 +177,7 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return fail(Refusal::Internal, QStringLiteral("cannot configure FreeRDP"));
   }
 
-  m_state = State::Connecting;
+  setState(State::Connecting);
   const quint64 generation = m_generation;
   QTimer::singleShot(m_config.connectTimeoutMs, this, [this, generation] {
     std::lock_guard guard(m_lifecycleMutex);
@@ -170,7 +212,7 @@ void RdpSession::run() {
     const Failure failure = classifyConnectFailure();
     freerdp_disconnect(instance);
     scrubCredentialResidue(); // an auth failure leaves the same copies as a login
-    m_state = State::Finished;
+    setState(State::Finished);
     if (!m_aborting) {
       postToMain([this, failure] {
         reapWorker();
@@ -182,9 +224,9 @@ void RdpSession::run() {
   scrubCredentialResidue();
   m_gfx->noteConnected(instance);
 
-  const QSize desktop(int(m_context->gdi->width), int(m_context->gdi->height));
+  const QSize desktop = m_surface->size();
   m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
-  m_state = State::Connected;
+  setState(State::Connected);
   postToMain([this, desktop] { emit connected(desktop); });
 
   QString reason;
@@ -192,12 +234,17 @@ void RdpSession::run() {
   while (!m_aborting) {
     if (m_halfClosed && !expected)
       expected.emplace();
+    // Between events: a requested lease is granted here, at a frame boundary; while it is
+    // held the guest's PDUs wait unread (input still goes out on the main thread).
+    if (!serveLease())
+      break;
     HANDLE handles[MAXIMUM_WAIT_OBJECTS] = {};
-    const DWORD count = freerdp_get_event_handles(m_context, handles, ARRAYSIZE(handles));
+    DWORD count = freerdp_get_event_handles(m_context, handles, ARRAYSIZE(handles) - 1);
     if (count == 0) {
       reason = QStringLiteral("no FreeRDP event handles");
       break;
     }
+    handles[count++] = m_leaseEvent;
     // Bounded wait: the abort event is among the handles, the timeout is only a backstop.
     WaitForMultipleObjects(count, handles, FALSE, 100);
     std::lock_guard io(m_ioMutex);
@@ -209,12 +256,14 @@ void RdpSession::run() {
           QString::fromUtf8(error ? freerdp_get_last_error_name(error) : "the server closed the connection");
       break;
     }
-    if (m_frames.releaseOverdue())
-      postToMain([this] { handOutFrame(); });
-    m_frames.trimIdle();
+    // A frame the server never ends is handed out anyway after kFrameHold.
+    if (m_frameOpen && atFrameBoundary() && m_surface->hasChanges() && !m_readyPosted) {
+      m_readyPosted = true;
+      postToMain([this] { emit frameReady(); });
+    }
   }
 
-  m_state = State::Finished;
+  setState(State::Finished);
   {
     std::lock_guard io(m_ioMutex);
     std::optional<WLogRouter::ExpectedErrors> closing; // our own close: FreeRDP's complaints are noise
@@ -227,7 +276,8 @@ void RdpSession::run() {
     freerdp_disconnect(instance);
   }
   if (!m_aborting) {
-    const Failure failure = m_guard.redirectionRefused()
+    const Failure failure = violation().isSet() ? violationFailure()
+                            : m_guard.redirectionRefused()
                                 ? Failure{Refusal::RdpRedirectRefused, m_guard.describe()}
                                 : Failure{Refusal::RdpLost, reason};
     postToMain([this, failure] {
@@ -235,6 +285,111 @@ void RdpSession::run() {
       emit lost(failure);
     });
   }
+}
+
+bool RdpSession::atFrameBoundary() const {
+  return !m_frameOpen || std::chrono::steady_clock::now() - m_frameOpenedAt >= kFrameHold;
+}
+
+bool RdpSession::serveLease() {
+  std::unique_lock lock(m_leaseMutex);
+  if (!m_leaseRequested || !atFrameBoundary())
+    return !m_aborting;
+  ResetEvent(m_leaseEvent);
+  m_leaseRequested = false;
+  m_leaseHeld = true;
+  m_readyPosted = false;
+  const quint64 serial = ++m_leaseSerial;
+  DesktopSurface::Changes changes = m_surface->takeChanges();
+  lock.unlock();
+  postToMain([this, serial, changes = std::move(changes)] { emit leased(serial, changes); });
+  lock.lock();
+  m_leaseCv.wait(lock, [this] { return !m_leaseHeld || m_aborting; });
+  return !m_aborting;
+}
+
+void RdpSession::requestLease() {
+  {
+    std::lock_guard lock(m_leaseMutex);
+    if (m_leaseRequested || m_leaseHeld)
+      return;
+    m_leaseRequested = true;
+  }
+  SetEvent(m_leaseEvent);
+}
+
+void RdpSession::returnLease() {
+  {
+    std::lock_guard lock(m_leaseMutex);
+    m_leaseHeld = false;
+  }
+  m_leaseCv.notify_all();
+}
+
+void RdpSession::desktopFrameBegan() {
+  if (!m_frameOpen) {
+    m_frameOpen = true;
+    m_frameOpenedAt = std::chrono::steady_clock::now();
+  }
+}
+
+void RdpSession::desktopFrameEnded() {
+  m_frameOpen = false;
+  const DesktopSurface::Note note = m_surface->takeNote();
+  // startGuestSync() arms its request under m_ioMutex, which this update holds: the frame is
+  // wholly before the request or wholly after it.
+  if (!note.touched.isEmpty())
+    m_guestSync.noteUpdate(std::span<const QRect>(note.touched.constData(), std::size_t(note.touched.size())),
+                           note.changed);
+  if (m_surface->hasChanges() && !m_readyPosted) {
+    m_readyPosted = true;
+    postToMain([this] { emit frameReady(); });
+  }
+}
+
+bool RdpSession::admitDesktopSize(QSize size, const char* pdu) {
+  const auto refuse = [&](Refusal code, const char* rule) {
+    noteViolation(ProtocolViolation{code, QString::fromLatin1(pdu), QString::fromLatin1(rule)});
+    return false;
+  };
+  if (size.width() < 1 || size.height() < 1)
+    return refuse(Refusal::RdpProtocolViolation, "an empty desktop");
+  if (size.width() > int(front::Limits::kMaxSide) || size.height() > int(front::Limits::kMaxSide))
+    return refuse(Refusal::RdpResourceLimit, "a desktop side beyond 8192 pixels");
+  if (!m_surface->fits(size)) {
+    if (m_config.sizeFromServer)
+      return refuse(Refusal::RdpResourceLimit, "a desktop larger than the grant's pixel count");
+    // The grant fixes the size and this is not it: the console judges (and records) the size
+    // it was shown, as for any other size than the grant's, while the session ends here.
+    if (m_state == State::Connected)
+      noteDesktopResized(size);
+    return refuse(Refusal::RdpDesktopMismatch, "a desktop size other than the grant's, larger than it");
+  }
+  // A size other than the grant's that fits is the console's to judge, with its evidence:
+  // every size reaches it (desktopResized).
+  return true;
+}
+
+void RdpSession::noteViolation(ProtocolViolation violation) {
+  std::lock_guard lock(m_violationMutex);
+  if (!m_violation.isSet()) {
+    qCWarning(lcRdp).noquote() << "refused the guest's" << violation.pdu << ":" << violation.rule;
+    m_violation = std::move(violation);
+  }
+}
+
+void RdpSession::noteDesktopResized(QSize size) {
+  postToMain([this, size] { emit desktopResized(size); });
+}
+
+ProtocolViolation RdpSession::violation() const {
+  std::lock_guard lock(m_violationMutex);
+  return m_violation;
+}
+
+Failure RdpSession::violationFailure() const {
+  const ProtocolViolation v = violation();
+  return Failure{v.code, QStringLiteral("the guest's %1 broke a rule: %2").arg(v.pdu, v.rule)};
 }
 
 void RdpSession::scrubCredentialResidue() {
@@ -247,6 +402,8 @@ void RdpSession::scrubCredentialResidue() {
 }
 
 Failure RdpSession::classifyConnectFailure() const {
+  if (violation().isSet())
+    return violationFailure();
   if (m_guard.redirectionRefused())
     return {Refusal::RdpRedirectRefused, m_guard.describe()};
   if (m_certChecked && !m_certAccepted)
@@ -286,6 +443,10 @@ void RdpSession::abort() {
                         m_worker.get_id() != std::this_thread::get_id();
     m_disconnectRequested = polite;
     m_aborting = true;
+    {
+      std::lock_guard lease(m_leaseMutex); // a worker waiting for a lease's return sees it
+    }
+    m_leaseCv.notify_all();
     if (m_context) {
       WLogRouter::ExpectedErrors cancelling;    // FreeRDP logs ERRCONNECT_CONNECT_CANCELLED for it
       freerdp_abort_connect_context(m_context); // wakes the worker's event wait
@@ -304,7 +465,7 @@ void RdpSession::abort() {
         m_worker.join();
     }
     freeContext();
-    m_state = State::Finished;
+    setState(State::Finished);
   }
   if (hadStarted)
     QMetaObject::invokeMethod(
@@ -373,29 +534,6 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
   m_guestSync.begin();
 }
 
-void RdpSession::desktopFrameEnded() {
-  DesktopSurface::Changes changes = m_surface->takeChanges();
-  if (changes.empty())
-    return;
-  bool post = false;
-  if (changes.resized)
-    post = m_frames.resize(*changes.resized);
-  // The frame pool compares and copies rectangles; a move's target is simply changed pixels.
-  QList<QRect> rects = std::move(changes.damage);
-  for (const DesktopSurface::Move& m : changes.moves)
-    rects.append(m.source.translated(m.target - m.source.topLeft()));
-  if (!rects.isEmpty()) {
-    const DesktopFrames::Absorbed absorbed =
-        m_frames.absorb(m_surface->constBits(), m_surface->stride(), m_surface->size(),
-                        std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
-    post = post || absorbed.firstPending;
-    m_guestSync.noteUpdate(std::span<const QRect>(rects.constData(), std::size_t(rects.size())),
-                           absorbed.changed);
-  }
-  if (post)
-    postToMain([this] { handOutFrame(); });
-}
-
 void RdpSession::reapWorker() {
   std::lock_guard lifecycle(m_lifecycleMutex);
   if (m_worker.joinable())
@@ -408,10 +546,13 @@ void RdpSession::freeContext() {
     freerdp_client_context_free(m_context);
     m_context = nullptr;
   }
-  closeSocket();   // the worker is gone (joined or detached) or never ran
-  m_frames.wipe(); // zeroes the frames nobody holds any more (holders drop theirs first)
+  closeSocket(); // the worker is gone (joined or detached) or never ran
+  if (m_config.socketFd >= 0) {
+    ::close(m_config.socketFd); // handed over but never adopted (the session ended before connecting)
+    m_config.socketFd = -1;
+  }
   if (m_surface)
-    m_surface->wipe();
+    m_surface->wipe(); // guest pixels: the shared desktop holds nothing after the session
 }
 
 void RdpSession::adoptSocket(int fd) {
@@ -452,14 +593,6 @@ void RdpSession::postToMain(std::function<void()> fn) {
           fn();
       },
       Qt::QueuedConnection);
-}
-
-void RdpSession::handOutFrame() {
-  DesktopFrames::Taken taken = m_frames.take();
-  if (taken.resized)
-    emit desktopResized(*taken.resized);
-  if (!taken.frame.isNull())
-    emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
 }
 
 Status RdpSession::sendKey(quint16 scancode, bool down) {
@@ -543,7 +676,7 @@ QString RdpSession::securityProtocol() const {
   }
 }
 
-RdpSession::ConnectTrace RdpSession::connectTrace() const {
+ConnectTrace RdpSession::connectTrace() const {
   return {m_certChecked, m_certAccepted, m_pdusBeforeCert, m_pdusAfterCert, m_socketConnected};
 }
 

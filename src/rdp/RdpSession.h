@@ -1,46 +1,47 @@
 // RdpSession: the one class that drives FreeRDP for the console's single guest connection.
+// It runs in the RDP reader process (guest-console-rdp, ReaderService), which holds nothing
+// but the guest's socket and the shared desktop; tests also run it in-process.
 //
-// Thread affinity: the object lives on the main thread; signals are delivered there.
+// Thread affinity: the object lives on the reader's main thread; signals are delivered there.
 // FreeRDP's connect and event loop run on a worker thread the session owns. The static
 // FreeRDP callbacks recover `this` from RdpContext and run on the worker, one file per stage:
-// SessionSetup (connection, settings), FrameMarking (paints -> DesktopFrames), InputState
-// (sends, held keys), GuestSync (the lock's sync); RdpSession.cpp keeps the lifecycle.
-// Input (sendKey/sendPointer) may be called from the main thread (only the input gate does);
-// it is serialized with the event loop by m_ioMutex.
+// SessionSetup (connection, settings), FrameMarking (legacy paints -> the surface of record),
+// InputState (sends, held keys), GuestSync (the lock's sync); RdpSession.cpp keeps the
+// lifecycle and the lease.
+// Input (sendKey/sendPointer) is called from the main thread; it is serialized with the event
+// loop by m_ioMutex.
 // Lock order: m_lifecycleMutex, then m_ioMutex (never the reverse); m_socketMutex,
-// m_syncMutex and the frame pool's mutex are leaves (nothing is locked while holding one).
+// m_syncMutex and m_leaseMutex are leaves (nothing is locked while holding one).
 //
-// Frames: the live GDI buffer is only touched on the worker, inside FreeRDP's EndPaint.
-// There the dirty rectangles are compared with, and copied into, a pooled full-desktop frame
-// that nobody else holds (DesktopFrames); the main thread hands that frame out implicitly
-// shared and it is not written again while anyone holds it, so a receiver's snapshot never
-// changes. An update that changes no pixel is not handed out at all.
+// Frames: every decoder writes the desktop into ONE surface of record (DesktopSurface), in
+// memory the caller gives (the shared desktop) — only on the worker, inside FreeRDP's event
+// processing. Whoever reads it asks for a lease (requestLease()): at its next frame boundary
+// the worker stops processing the guest's PDUs and hands over what changed since the last
+// lease (leased()); it writes again only after returnLease(). So a reader never sees half a
+// frame, and the worker never writes while anyone reads. Input keeps flowing during a lease.
 #pragma once
 
 #include "common/Outcome.h"
+#include "guestlink/ReaderTypes.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
 #include "rdp/ChannelReport.h"
 #include "rdp/ConnectGuard.h"
-#include "rdp/DesktopFrames.h"
 #include "rdp/DesktopSurface.h"
-#include "rdp/FrameUpdate.h"
 #include "rdp/GuestSync.h"
 #include "rdp/InputState.h"
-#include "rdp/RdpConfig.h"
 
-#include <QDeadlineTimer>
-#include <QElapsedTimer>
 #include <QObject>
 #include <QSize>
 
 #include <atomic>
-#include <bitset>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <thread>
 
 struct rdp_context;
@@ -56,11 +57,16 @@ class RdpSession : public QObject {
 
 public:
   enum class State { Idle, Connecting, Connected, Finished };
+  static QString stateName(State state);
 
-  explicit RdpSession(QObject* parent = nullptr);
+  // `desktopMemory`: where the surface of record lives (the shared desktop); its size bounds
+  // every desktop the guest may present. Empty: the session allocates it for the requested
+  // desktop itself (tests).
+  explicit RdpSession(std::span<uchar> desktopMemory = {}, QObject* parent = nullptr);
   ~RdpSession() override; // aborts
 
   // Starts connecting; the outcome arrives as connected() or failed(). Once per object.
+  // With config.socketFd set, the session adopts that connected socket instead of connecting.
   void start(RdpConfig config, RdpCredentials credentials);
   // Stops the session: signals FreeRDP's abort event, shuts the socket down (so a read
   // FreeRDP is blocked in returns at once), joins the worker and frees FreeRDP.
@@ -94,10 +100,22 @@ public:
   void startGuestSync(GuestSync::Timing timing, GuestSync::Done done);
   void cancelGuestSync() { m_guestSync.cancel(); }
 
+  // Main thread: the reader wants the pixels. At its next frame boundary (at once between
+  // frames; a frame left open longer than kFrameHold counts as ended) the worker stops
+  // writing and leased() follows with what changed since the last lease. Idempotent while a
+  // lease is pending or held.
+  void requestLease();
+  // Main thread, after leased(): the worker may write the desktop again.
+  void returnLease();
+  // The surface of record: read only between leased() and returnLease().
+  const DesktopSurface& desktopSurface() const { return *m_surface; }
+
   State state() const { return m_state.load(); }
 
   // The longest abort() waits for the proper disconnect of a connected session.
   static constexpr std::chrono::milliseconds kDisconnectBound{1000};
+  // A frame the server began and has not ended for this long is handed out anyway.
+  static constexpr std::chrono::milliseconds kFrameHold{100};
   // After finishGracefully() or abort() of a connected session: the ultimatum was written
   // and flushed.
   bool ultimatumSent() const { return m_ultimatumSent; }
@@ -127,15 +145,7 @@ public:
   // What is held right now (tests and the evidence).
   Released held() const;
 
-  // Test evidence for "the pin is decided before any credential can be sent": how many
-  // PDUs the client wrote before and after the certificate decision.
-  struct ConnectTrace {
-    bool certificateChecked = false;
-    bool certificateAccepted = false;
-    int pdusBeforeCertificate = 0;
-    int pdusAfterCertificate = 0;
-    bool socketConnected = false; // the TCP connection to the guest was established
-  };
+  // Test evidence for "the pin is decided before any credential can be sent".
   ConnectTrace connectTrace() const;
 
   // What the post-login scrub found: copies of the password that FreeRDP left in its own
@@ -150,37 +160,61 @@ public:
   // (ChannelReport.h). Any thread; kept after abort().
   ChannelReport::Snapshot channelReport() const;
 
-  // The surface of record (DesktopSurface.h), sized for the grant's desktop: the project's
-  // RDPGFX client writes the output there. Worker only, inside FreeRDP's event processing.
+  // The rule the guest broke, when a front or a desktop check stopped the session.
+  ProtocolViolation violation() const;
+
+  // ---- the worker's side of the surface of record (decoders; RDP worker only) ----------
+  // The surface of record (DesktopSurface.h): the project's RDPGFX client and the legacy
+  // path write the desktop here, inside FreeRDP's event processing.
   DesktopSurface& desktop() { return *m_surface; }
-  // Worker, after a complete frame was written into desktop(): hands what changed on to the
-  // frame pool (as EndPaint does for the GDI buffer) and to the guest sync.
+  // A frame begins (RDPGFX StartFrame, a Surface Frame Marker BEGIN): no lease until it ends.
+  void desktopFrameBegan();
+  // A frame is complete in desktop() (RDPGFX EndFrame, a frame marker END, or one update of
+  // a server that marks no frames): the guest sync sees it, a reader is told.
   void desktopFrameEnded();
+  // Worker: the guest names a desktop size (connect, DesktopResize, ResetGraphics). Checks it
+  // against what the shared desktop holds (the grant's pixel count) BEFORE anything is
+  // allocated for it; a refused size is recorded as the session's violation (the caller then
+  // fails the PDU, which ends the session). Whether it is the grant's size is the console's
+  // judgement: every admitted size reaches it (desktopResized).
+  bool admitDesktopSize(QSize size, const char* pdu);
+  // Worker: a front refused the guest's bytes; the session ends with this as its cause.
+  void noteViolation(ProtocolViolation violation);
+  // Worker: desktop() was resized to an admitted size; the console hears of every one.
+  void noteDesktopResized(QSize size);
 
 signals:
   void connected(QSize desktop);
-  void frameUpdated(const gc::FrameUpdate& update);
+  // A complete frame with changes waits in the surface (once until the next lease).
+  void frameReady();
+  // The worker stopped at a frame boundary: `changes` since the last lease, until returnLease().
+  void leased(quint64 serial, const gc::DesktopSurface::Changes& changes);
   void desktopResized(QSize desktop);
   // RDP_REDIRECT_REFUSED (either signal) when the guest sent a Server Redirection PDU.
   void failed(const gc::Failure& failure); // before connected()
-  void lost(const gc::Failure& failure);   // after connected(): RDP_LOST
+  void lost(const gc::Failure& failure);   // after connected(): RDP_LOST or the violation
   void closed();                           // after abort()
 
 private:
   friend struct SessionSetup;
   friend struct FrameMarking;
 
+  // The one place m_state changes: checks the edge, logs a refused one.
+  bool setState(State to);
   void run(); // worker thread
   Failure classifyConnectFailure() const;
+  Failure violationFailure() const; // the recorded violation as the session's failure
   void freeContext();
   void reapWorker();
-  // Main thread: emits what the frame pool has (posted by the worker once per batch).
-  void handOutFrame();
   void postToMain(std::function<void()> fn);
   void scrubCredentialResidue(); // worker, once freerdp_connect has returned
   void adoptSocket(int fd);      // worker: FreeRDP connected its socket
   void shutdownSocket();         // any thread: wakes FreeRDP out of any blocking read
   void closeSocket();            // after the worker is gone
+  // Worker, between events: grants a requested lease at a frame boundary and waits until it
+  // is returned (or the session aborts). False when the session is aborting.
+  bool serveLease();
+  bool atFrameBoundary() const; // worker
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;
@@ -198,7 +232,7 @@ private:
   std::mutex m_syncMutex; // a leaf
   std::condition_variable m_syncCv;
   bool m_workerDone = false;
-  GuestSync m_guestSync;                // updates noted by the worker's EndPaint
+  GuestSync m_guestSync;                // updates noted by the worker at each frame's end
   std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
 
   mutable std::mutex m_lifecycleMutex; // m_context and m_worker lifetime
@@ -221,17 +255,31 @@ private:
 
   InputState m_input; // what was sent and is held (guarded by m_ioMutex)
 
-  std::unique_ptr<DesktopSurface> m_surface; // created in start(), sized for the requested desktop
-  DesktopFrames m_frames;                    // written by the worker's EndPaint, taken on the main thread
-  ConnectGuard m_guard;                      // its hooks run on the worker
-  std::unique_ptr<GraphicsPipeline> m_gfx;   // its callbacks run on the worker
+  // The surface of record and its lease (m_leaseMutex, a leaf, guards the flags).
+  std::unique_ptr<DesktopSurface> m_surface;
+  std::mutex m_leaseMutex;
+  std::condition_variable m_leaseCv;
+  bool m_leaseRequested = false;
+  bool m_leaseHeld = false;
+  quint64 m_leaseSerial = 0;
+  bool m_frameOpen = false; // worker: between desktopFrameBegan() and desktopFrameEnded()
+  std::chrono::steady_clock::time_point m_frameOpenedAt;
+  bool m_readyPosted = false;     // worker: frameReady() posted since the last lease
+  bool m_legacyFrameOpen = false; // worker: inside a legacy Surface Frame Marker pair
+
+  ConnectGuard m_guard;                    // its hooks run on the worker
+  std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker
+  void* m_leaseEvent;                      // a winpr event: requestLease() wakes the worker's wait
+
+  mutable std::mutex m_violationMutex; // a leaf
+  ProtocolViolation m_violation;       // the first one only
 
   // The password's forms (UTF-8, UTF-16LE, NT hash, NTOWFv2), kept (locked, dump-excluded)
   // only until the worker has scrubbed FreeRDP's copies of them after the login; the report.
   CredentialNeedles m_residueNeedles;
   ScrubReport m_residue;
-
-  quint64 m_serial = 0; // main thread only
 };
 
 } // namespace gc
+
+Q_DECLARE_METATYPE(gc::DesktopSurface::Changes)

@@ -13,6 +13,7 @@
 #include <freerdp/settings.h>
 
 #include <string.h>
+#include <unistd.h>
 #include <utility>
 
 namespace gc {
@@ -146,9 +147,21 @@ int SessionSetup::tcpConnect(rdpContext* context, rdpSettings* settings, const c
     freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
     return -1;
   }
-  const int fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
+  RdpSession* self = ctx->session;
+  int fd = -1;
+  if (self->m_config.socketFd >= 0) {
+    // The RDP reader process cannot open sockets (its sandbox): the console connected this
+    // one to the granted port and handed it over. FreeRDP owns it from here on.
+    fd = std::exchange(self->m_config.socketFd, -1);
+    if (!freerdp_settings_set_string(settings, FreeRDP_ClientAddress, "127.0.0.1")) {
+      ::close(fd);
+      return -1;
+    }
+  } else {
+    fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
+  }
   if (fd >= 0)
-    ctx->session->adoptSocket(fd);
+    self->adoptSocket(fd);
   return fd;
 }
 
@@ -171,7 +184,14 @@ BOOL SessionSetup::preConnect(freerdp* instance) {
 }
 
 BOOL SessionSetup::postConnect(freerdp* instance) {
-  reinterpret_cast<RdpContext*>(instance->context)->session->m_guard.seal();
+  RdpSession* self = reinterpret_cast<RdpContext*>(instance->context)->session;
+  self->m_guard.seal();
+  // The size the server presented, judged before the GDI allocates anything for it.
+  rdpSettings* settings = instance->context->settings;
+  const QSize presented(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),
+                        int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)));
+  if (!self->admitDesktopSize(presented, "Demand Active") || !self->desktop().resize(presented))
+    return FALSE;
   if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
     return FALSE;
   FrameMarking::install(instance->context);

@@ -7,7 +7,7 @@
 // recover the session from RdpContext. Private to src/rdp/.
 #pragma once
 
-#include "rdp/RdpConfig.h"
+#include "guestlink/ReaderTypes.h"
 
 #include <freerdp/client.h>
 

@@ -5,7 +5,7 @@
 #include "audit/EvidenceLog.h"
 #include "console/RdpInputSink.h"
 #include "grant/RunLock.h"
-#include "rdp/RdpSession.h"
+#include "guestlink/RdpReader.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
 #include "testguest/IdentityMarker.h"
@@ -312,17 +312,16 @@ private slots:
     GuestProcess guest;
     QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0")}, QStringLiteral("op"),
                         QStringLiteral("throwaway-pw")));
-    QTemporaryDir config;
-    RdpSession session;
+    RdpReader session; // the console's path: the RDP reader process
+    QVERIFY(session.spawn(QSize(1024, 768)).ok());
     RdpConfig cfg;
     cfg.host = QStringLiteral("127.0.0.1");
     cfg.port = guest.port();
     cfg.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
-    cfg.configDir = config.path();
     Credentials creds;
     creds.username = SecureBuffer::copyOf("op").value();
     creds.password = SecureBuffer::copyOf("throwaway-pw").value();
-    QSignalSpy connected(&session, &RdpSession::connected);
+    QSignalSpy connected(&session, &RdpReader::connected);
     session.start(cfg, std::move(creds));
     QVERIFY(connected.wait(20000));
     QVERIFY(guest.waitForEvent(QStringLiteral("activated")));
@@ -656,8 +655,10 @@ private slots:
     GrantSpec spec;
     spec.readWriteLibvirt = cause == QLatin1String("destroy") || cause == QLatin1String("suspend") ||
                             cause == QLatin1String("kill-guest-destroy");
+    // Long enough to open, log in and connect a panel on a loaded machine (the reader process
+    // starts first); the close then waits for the expiry itself.
     if (cause == QLatin1String("expire"))
-      spec.lifetimeSeconds = 4;
+      spec.lifetimeSeconds = 20;
     ConsoleRig rig(spec);
     QVERIFY2(rig.openSession(), qPrintable(rig.failure));
     const QString runDir = rig.console->runDirectory();
@@ -685,7 +686,7 @@ private slots:
       QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 3000)); // on the dropped connection
       QVERIFY(DomainControl(*rig.console->connectionForTest()).destroy(rig.uuid).ok());
     }
-    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), cause == QLatin1String("expire") ? 10000 : 3000));
+    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), cause == QLatin1String("expire") ? 30000 : 3000));
     const qint64 ms = t.elapsed();
     QTRY_VERIFY(rig.finished);
     QVERIFY(rig.waitControl(QStringLiteral("closed")));

@@ -1,6 +1,7 @@
 // RdpSession: its pure parts (pointer edge encoding, certificate pinning) and the whole
 // session against the project's test guest (tests/fixtures/testguest/README.md).
 #include "GuestProcess.h"
+#include "SessionFrames.h"
 #include "rdp/CertificatePin.h"
 #include "rdp/ChannelReport.h"
 #include "rdp/PointerEncoder.h"
@@ -397,7 +398,8 @@ void tst_RdpSession::showsTheGuestsIdentityMarker() {
   GuestProcess guest;
   QVERIFY(startGuest(guest));
   RdpSession session;
-  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   QVERIFY(connectSession(session, guest));
   // The pixels the session hands out carry the marker of exactly this guest.
   QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
@@ -416,7 +418,8 @@ void tst_RdpSession::followsAGuestDesktopResize() {
   GuestProcess guest;
   QVERIFY(startGuest(guest));
   RdpSession session;
-  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   QSignalSpy resized(&session, &RdpSession::desktopResized);
   QSignalSpy lost(&session, &RdpSession::lost);
   qsizetype framesBeforeResize = -1;
@@ -460,7 +463,8 @@ void tst_RdpSession::fallsBackToBitmapsWithoutGfx() {
   GuestProcess guest;
   QVERIFY(startGuest(guest));
   RdpSession session;
-  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   QVERIFY(connectSession(session, guest));
   QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
                            10000);
@@ -486,7 +490,8 @@ void tst_RdpSession::opensGfxOnTheGuestAndRefusesEveryOtherChannel() {
                      {QStringLiteral("--graphics"), QStringLiteral("gfx"), QStringLiteral("--offer-dvc"),
                       offered.join(u',')}));
   RdpSession session;
-  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   QVERIFY(connectSession(session, guest));
   QVERIFY(pumpGuestUntil(
       guest, [&] { return !guest.events(QStringLiteral("graphics")).isEmpty(); }, 15000));
@@ -854,7 +859,8 @@ void tst_RdpSession::guestSyncNamesWhatConfirmedIt() {
   const QRect corner(1024 - 16, 768 - 16, 16, 16);
   const QPoint probe(980, 700);
   bool probeShown = false, requested = false, cornerTouched = false, cornerCovered = false;
-  QObject::connect(&session, &RdpSession::frameUpdated, &session, [&](const FrameUpdate& u) {
+  SessionFrames sessionFrames(session);
+  QObject::connect(&sessionFrames, &SessionFrames::frameUpdated, &session, [&](const FrameUpdate& u) {
     probeShown = probeShown || (u.frame.pixel(probe) & 0xFFFFFF) == 0x12AB34;
     if (!requested)
       return;
@@ -1087,7 +1093,8 @@ void tst_RdpSession::goodOpenAndCloseLogNoCriticalLine() {
   const qsizetype before = criticalCount();
   {
     RdpSession session;
-    QSignalSpy frames(&session, &RdpSession::frameUpdated);
+    SessionFrames sessionFrames(session);
+    QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
     QSignalSpy closed(&session, &RdpSession::closed);
     QVERIFY(connectSession(session, guest));
     QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 10000);

@@ -1,5 +1,6 @@
 // RdpSession and CertificateProbe against a real FreeRDP server: freerdp-shadow-cli3
 // sharing an Xvfb display, NLA with a throwaway SAM account.
+#include "SessionFrames.h"
 #include "rdp/CertificatePin.h"
 #include "rdp/CertificateProbe.h"
 #include "rdp/PointerEncoder.h"
@@ -243,7 +244,8 @@ void tst_ShadowInterop::probeRefusesAWrongPin() {
 
 void tst_ShadowInterop::connectsWithThePinAndReceivesFrames() {
   RdpSession session;
-  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   connectSession(session);
   QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 10000);
   const auto update = frames.last().first().value<FrameUpdate>();
@@ -261,7 +263,8 @@ void tst_ShadowInterop::connectsWithThePinAndReceivesFrames() {
 // channel), the GDI decodes it into the same frames, and the lock's guest sync completes.
 void tst_ShadowInterop::opensTheGraphicsPipelineAndSyncsOverIt() {
   RdpSession session;
-  QSignalSpy frames(&session, &RdpSession::frameUpdated);
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   connectSession(session);
   QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0 && !frames.isEmpty(), 15000);
   QCOMPARE(frames.last().first().value<FrameUpdate>().frame.size(), QSize(800, 600));

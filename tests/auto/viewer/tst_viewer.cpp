@@ -157,7 +157,7 @@ struct Rig {
     options.capabilityHex = console.capabilityHex();
     options.clientVersion = QStringLiteral("test");
     client.open(std::move(options));
-    return frames.wait(5000) && client.phase() == QLatin1String("SETUP") && view->isInputAttached();
+    return frames.wait(30000) && client.phase() == QLatin1String("SETUP") && view->isInputAttached();
   }
   QPoint widgetPointFor(QPoint desktopPoint) const {
     const QRect frame = view->frameRect();
@@ -174,7 +174,7 @@ struct Rig {
   }
   bool toPhase(const QString& phase) {
     console.server->sendText(panel::phase(phase, QStringLiteral("locked by the test")));
-    return QTest::qWaitFor([&] { return client.phase() == phase; }, 5000);
+    return QTest::qWaitFor([&] { return client.phase() == phase; }, 30000);
   }
 
   ConsoleSide console;

@@ -1,4 +1,4 @@
-#include "rdp/DesktopFrames.h"
+#include "guestlink/DesktopFrames.h"
 
 #include <atomic>
 #include <cstring>

@@ -1,0 +1,775 @@
+#include "guestlink/RdpReader.h"
+
+#include "sandbox/ReaderSandbox.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QLoggingCategory>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace gc {
+
+namespace {
+
+Q_LOGGING_CATEGORY(lcReader, "gc.reader")
+
+// How much longer than the reader's own bound the console waits for its answer.
+constexpr std::chrono::milliseconds kReplyMargin{3000};
+// After Abort: the reader's proper disconnect, then its exit.
+constexpr std::chrono::milliseconds kExitBound{2000};
+// The largest desktop side the reader may name (rdp/front/Limits.h kMaxSide).
+constexpr int kMaxSide = 8192;
+// A descriptor at or above this is never one of the reader's fixed numbers (3, 4).
+constexpr int kHighFd = 10;
+
+constexpr quint32 kRequiredSandbox = ReaderSandbox::NoNewPrivileges | ReaderSandbox::SyscallFilter;
+
+QString errnoText() {
+  return QString::fromLocal8Bit(std::strerror(errno));
+}
+
+// The sanitizers' options pass to the reader (diagnostics, not secrets); nothing else of the
+// console's environment does. LeakSanitizer cannot run inside the reader's sandbox (it needs
+// ptrace and /proc at exit): the reader's leaks are checked where RdpSession runs in-process.
+std::vector<QByteArray> readerEnvironment() {
+  // FreeRDP derives its default configuration path from HOME and refuses to create a context
+  // without one; the reader's is a directory that does not exist (it may open nothing anyway).
+  std::vector<QByteArray> env{QByteArrayLiteral("HOME=/nonexistent/guest-console-rdp")};
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    QByteArray value = qgetenv(name);
+    if (QByteArrayView(name) == QByteArrayView("ASAN_OPTIONS"))
+      value += value.isEmpty() ? "detect_leaks=0" : ":detect_leaks=0";
+    if (!value.isEmpty())
+      env.push_back(QByteArray(name) + '=' + value);
+  }
+  return env;
+}
+
+bool insideDesktop(const QRect& r, QSize size) {
+  return !r.isEmpty() && QRect(QPoint(0, 0), size).contains(r);
+}
+
+} // namespace
+
+QString RdpReader::stateName(State state) {
+  switch (state) {
+  case State::Idle:
+    return QStringLiteral("idle");
+  case State::Ready:
+    return QStringLiteral("ready");
+  case State::Connecting:
+    return QStringLiteral("connecting");
+  case State::Connected:
+    return QStringLiteral("connected");
+  case State::Finished:
+    return QStringLiteral("finished");
+  }
+  return {};
+}
+
+QString RdpReader::defaultProgram() {
+  const QString beside =
+      QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("guest-console-rdp"));
+  QStringList candidates{beside, QStringLiteral(GC_READER_INSTALL_PATH)};
+#ifdef GC_READER_BUILD_PATH
+  candidates << QStringLiteral(GC_READER_BUILD_PATH);
+#endif
+  for (const QString& c : candidates) {
+    const QFileInfo info(c);
+    if (info.isFile() && info.isExecutable())
+      return info.absoluteFilePath();
+  }
+  return QStringLiteral(GC_READER_INSTALL_PATH);
+}
+
+RdpReader::RdpReader(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<gc::FrameUpdate>();
+  qRegisterMetaType<gc::Failure>();
+  m_trim.setInterval(1000);
+  connect(&m_trim, &QTimer::timeout, this, [this] { m_frames.trimIdle(); });
+}
+
+RdpReader::~RdpReader() {
+  abort();
+}
+
+// Idle -> Ready (spawned) -> Connecting -> Connected; back to Ready after a session failed or
+// was lost (the reader serves another attempt); Finished from anywhere, for good.
+bool RdpReader::setState(State to) {
+  const State from = m_state;
+  const bool legal = to == State::Finished || (from == State::Idle && to == State::Ready) ||
+                     (from == State::Ready && to == State::Connecting) ||
+                     (from == State::Connecting && (to == State::Connected || to == State::Ready)) ||
+                     (from == State::Connected && to == State::Ready);
+  if (!legal) {
+    qCWarning(lcReader).noquote() << "RdpReader: refused state change" << stateName(from) << "->"
+                                  << stateName(to);
+    return false;
+  }
+  m_state = to;
+  return true;
+}
+
+Status RdpReader::spawn(QSize maxDesktop, const QString& program, std::chrono::milliseconds bound) {
+  if (m_state != State::Idle)
+    return Status(Refusal::Internal, QStringLiteral("the RDP reader was spawned already"));
+  if (maxDesktop.isEmpty())
+    return Status(Refusal::Internal, QStringLiteral("no desktop size for the RDP reader"));
+  m_maxDesktop = maxDesktop;
+  Outcome<SharedDesktop> desktop =
+      SharedDesktop::create(qsizetype(maxDesktop.width()) * maxDesktop.height() * 4);
+  if (!desktop.ok())
+    return Status(desktop.failure());
+  m_desktop = std::move(desktop).value();
+  Outcome<ReaderSocket::Pair> pair = ReaderSocket::pair();
+  if (!pair.ok())
+    return Status(pair.failure());
+  // Above the reader's fixed numbers, so the spawn's dup2 to 3 and 4 always makes a copy
+  // without close-on-exec.
+  const int readerEnd = ::fcntl(pair->reader, F_DUPFD_CLOEXEC, kHighFd);
+  const int memfd = ::fcntl(m_desktop.fd(), F_DUPFD_CLOEXEC, kHighFd);
+  ::close(pair->reader);
+  m_socket = pair->console;
+  m_desktop.closeDescriptor();
+  const auto fail = [&](Refusal code, const QString& why) {
+    if (readerEnd >= 0)
+      ::close(readerEnd);
+    if (memfd >= 0)
+      ::close(memfd);
+    ::close(m_socket);
+    m_socket = -1;
+    m_desktop = SharedDesktop();
+    setState(State::Finished);
+    return Status(code, why);
+  };
+  if (readerEnd < 0 || memfd < 0)
+    return fail(Refusal::ResourceExhausted,
+                QStringLiteral("no descriptor for the RDP reader: %1").arg(errnoText()));
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  // stdin and stdout: /dev/null, read-only both (the reader writes nowhere but stderr; the
+  // console opens no file for writing that it does not account for).
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, readerEnd, 3);
+  posix_spawn_file_actions_adddup2(&actions, memfd, 4);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 5);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const QByteArray path = QFile::encodeName(program);
+  std::vector<QByteArray> env = readerEnvironment();
+  std::vector<char*> envp;
+  for (QByteArray& e : env)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char* argv[] = {const_cast<char*>(path.constData()), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, path.constData(), &actions, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    errno = rc;
+    return fail(rc == EAGAIN || rc == ENOMEM || rc == EMFILE ? Refusal::ResourceExhausted
+                                                             : Refusal::RdpReaderFailed,
+                QStringLiteral("cannot start the RDP reader %1: %2").arg(program, errnoText()));
+  }
+  ::close(readerEnd);
+  ::close(memfd);
+  m_pid = pid;
+  m_pidfd = int(::syscall(SYS_pidfd_open, pid, 0));
+  if (m_pidfd >= 0) {
+    m_exitNotifier = std::make_unique<QSocketNotifier>(m_pidfd, QSocketNotifier::Read);
+    connect(m_exitNotifier.get(), &QSocketNotifier::activated, this, [this] {
+      m_exitNotifier->setEnabled(false);
+      reap(false);
+      if (m_state != State::Finished)
+        breach(QStringLiteral("the RDP reader exited (%1)").arg(m_exit));
+    });
+  }
+
+  const Outcome<wire::FromReader> ready = awaitReply(wire::Type::Ready, bound);
+  if (!ready.ok()) {
+    kill(false);
+    return Status(ready.code() == Refusal::RdpReaderFailed ? Refusal::ResourceExhausted : ready.code(),
+                  QStringLiteral("the RDP reader did not start: %1").arg(ready.failure().message));
+  }
+  const auto& r = std::get<wire::Ready>(ready.value());
+  if (r.version != wire::kVersion || (r.sandbox & kRequiredSandbox) != kRequiredSandbox) {
+    kill(false);
+    return Status(Refusal::RdpReaderFailed,
+                  QStringLiteral("the RDP reader runs without its sandbox (version %1, 0x%2)")
+                      .arg(r.version)
+                      .arg(r.sandbox, 0, 16));
+  }
+  m_sandbox = r.sandbox;
+  m_notifier = std::make_unique<QSocketNotifier>(m_socket, QSocketNotifier::Read);
+  connect(m_notifier.get(), &QSocketNotifier::activated, this, &RdpReader::readable);
+  m_trim.start();
+  setState(State::Ready);
+  return success();
+}
+
+Outcome<int> RdpReader::connectGuest(const QString& host, quint16 port, int timeoutMs) const {
+  if (host != QStringLiteral("127.0.0.1"))
+    return Failure{Refusal::RdpRuleNotLoopback, QStringLiteral("the RDP host must be 127.0.0.1")};
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return Failure{errno == EMFILE || errno == ENFILE ? Refusal::ResourceExhausted : Refusal::RdpUnreachable,
+                   QStringLiteral("socket: %1").arg(errnoText())};
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  if (rc != 0 && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    rc = ::poll(&p, 1, std::max(1, timeoutMs)) == 1 ? 0 : -1;
+    int error = rc == 0 ? 0 : ETIMEDOUT;
+    socklen_t len = sizeof error;
+    if (rc == 0 && (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0))
+      rc = -1;
+    errno = error;
+  }
+  if (rc != 0) {
+    const QString why = errnoText();
+    ::close(fd);
+    return Failure{Refusal::RdpUnreachable,
+                   QStringLiteral("cannot connect to %1:%2: %3").arg(host).arg(port).arg(why)};
+  }
+  // What FreeRDP's own connect sets: no Nagle delay for input, a receive buffer of at least
+  // 32 KiB, keep-alive; and blocking again (FreeRDP's transport expects a blocking socket).
+  const int one = 1, rcvbuf = 32 * 1024;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  int current = 0;
+  socklen_t len = sizeof current;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &current, &len) == 0 && current < rcvbuf)
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+Outcome<QByteArray> RdpReader::probe(const QString& host, quint16 port, const QByteArray& expectedPin,
+                                     int timeoutMs) {
+  if (m_state != State::Ready)
+    return Failure{Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is not ready")};
+  Outcome<int> fd = connectGuest(host, port, timeoutMs);
+  if (!fd.ok())
+    return fd.failure();
+  wire::Probe probe;
+  probe.host = host;
+  probe.port = port;
+  probe.timeoutMs = quint32(std::max(1, timeoutMs));
+  const Status sent = sendToReader(probe, fd.value());
+  ::close(fd.value());
+  if (!sent.ok())
+    return sent.failure();
+  const Outcome<wire::FromReader> reply =
+      awaitReply(wire::Type::ProbeDone, std::chrono::milliseconds(timeoutMs) + kReplyMargin);
+  if (!reply.ok())
+    return reply.failure();
+  const auto& done = std::get<wire::ProbeDone>(reply.value());
+  if (!done.ok)
+    return done.failure;
+  if (done.digest.size() != 32)
+    return Failure{Refusal::RdpReaderFailed,
+                   QStringLiteral("the reader's certificate digest is not 32 bytes")};
+  if (!expectedPin.isEmpty() && done.digest != expectedPin)
+    return Failure{Refusal::GuestCertMismatch,
+                   QStringLiteral("the guest's certificate does not match the pin")};
+  return done.digest;
+}
+
+void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
+  struct Wipe {
+    RdpCredentials& c;
+    ~Wipe() { c.wipe(); }
+  } wipe{credentials};
+  const auto failLater = [this](const Failure& f) {
+    QMetaObject::invokeMethod(
+        this, [this, f] { emit failed(f); }, Qt::QueuedConnection);
+  };
+  if (m_state != State::Ready)
+    return failLater(Failure{Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is not ready")});
+  Outcome<int> fd = connectGuest(config.host, config.port, config.connectTimeoutMs);
+  if (!fd.ok())
+    return failLater(fd.failure());
+  wire::Start start;
+  start.config = std::move(config);
+  start.config.configDir.clear();
+  start.config.socketFd = -1;
+  start.credentials = std::move(credentials);
+  QByteArray datagram = wire::encode(wire::ToReader(std::move(start)));
+  const Status sent = ReaderSocket::send(m_socket, datagram, fd.value());
+  explicit_bzero(datagram.data(), std::size_t(datagram.size())); // it carried the credentials
+  ::close(fd.value());
+  if (!sent.ok()) {
+    breach(sent.failure().message);
+    return;
+  }
+  m_sessionStarted = true;
+  setState(State::Connecting);
+}
+
+Status RdpReader::sendToReader(const wire::ToReader& message, int passFd) {
+  if (m_socket < 0)
+    return Status(Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is gone"));
+  QByteArray datagram = wire::encode(message);
+  return ReaderSocket::send(m_socket, datagram, passFd);
+}
+
+Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::milliseconds bound) {
+  QElapsedTimer clock;
+  clock.start();
+  static ReaderSocket::Buffer buffer; // the main thread only
+  while (m_socket >= 0) {
+    const qint64 left = bound.count() - clock.elapsed();
+    if (left <= 0)
+      break;
+    pollfd p{m_socket, POLLIN, 0};
+    const int rc = ::poll(&p, 1, int(std::min<qint64>(left, 1000)));
+    if (rc < 0 && errno != EINTR)
+      break;
+    if (rc <= 0)
+      continue;
+    int fd = -1;
+    const ReaderSocket::Received r = ReaderSocket::receive(m_socket, buffer, fd, true);
+    if (fd >= 0) {
+      ::close(fd);
+      breach(QStringLiteral("the RDP reader passed a descriptor"));
+      return Failure{Refusal::RdpReaderFailed, m_exit};
+    }
+    if (r == ReaderSocket::Received::WouldBlock)
+      continue;
+    if (r != ReaderSocket::Received::Datagram) {
+      breach(r == ReaderSocket::Received::Closed
+                 ? QStringLiteral("the RDP reader closed its socket")
+                 : QStringLiteral("the RDP reader sent a malformed datagram"));
+      return Failure{Refusal::RdpReaderFailed, m_exit};
+    }
+    Outcome<wire::FromReader> message = wire::decodeFromReader(buffer.view());
+    buffer.wipe();
+    if (!message.ok()) {
+      breach(message.failure().message);
+      return message.failure();
+    }
+    const wire::Type got =
+        std::visit([](const auto& m) { return std::decay_t<decltype(m)>::kType; }, message.value());
+    if (got == type)
+      return message;
+    m_queued.push_back(std::move(message).value());
+    if (!m_dispatchPosted) {
+      m_dispatchPosted = true;
+      QMetaObject::invokeMethod(this, &RdpReader::dispatchQueued, Qt::QueuedConnection);
+    }
+  }
+  return Failure{
+      Refusal::RdpReaderFailed,
+      QStringLiteral("no %1 from the RDP reader within %2 ms").arg(wire::typeName(type)).arg(bound.count())};
+}
+
+void RdpReader::readable() {
+  static ReaderSocket::Buffer buffer; // the main thread only
+  for (int n = 0; n < 64 && m_socket >= 0; ++n) {
+    int fd = -1;
+    const ReaderSocket::Received r = ReaderSocket::receive(m_socket, buffer, fd, true);
+    if (fd >= 0) {
+      ::close(fd);
+      return breach(QStringLiteral("the RDP reader passed a descriptor"));
+    }
+    if (r == ReaderSocket::Received::WouldBlock)
+      return;
+    if (r != ReaderSocket::Received::Datagram)
+      return breach(r == ReaderSocket::Received::Closed
+                        ? QStringLiteral("the RDP reader closed its socket")
+                        : QStringLiteral("the RDP reader sent a malformed datagram"));
+    Outcome<wire::FromReader> message = wire::decodeFromReader(buffer.view());
+    buffer.wipe();
+    if (!message.ok())
+      return breach(message.failure().message);
+    dispatch(std::move(message).value());
+  }
+}
+
+void RdpReader::dispatchQueued() {
+  m_dispatchPosted = false;
+  while (!m_queued.empty() && m_state != State::Finished) {
+    wire::FromReader message = std::move(m_queued.front());
+    m_queued.pop_front();
+    dispatch(std::move(message));
+  }
+}
+
+void RdpReader::dispatch(wire::FromReader message) {
+  if (m_state == State::Finished)
+    return;
+  std::visit(
+      [this](auto& m) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<M, wire::Connected>) {
+          if (m_state != State::Connecting)
+            return breach(QStringLiteral("connected outside a connect"));
+          if (m.desktop.isEmpty() || quint64(m.desktop.width()) * quint64(m.desktop.height()) >
+                                         quint64(m_maxDesktop.width()) * quint64(m_maxDesktop.height()))
+            return breach(QStringLiteral("a desktop larger than the shared desktop"));
+          if (!m.channels.wellFormed())
+            return breach(QStringLiteral("a malformed channel report"));
+          m_size = m.desktop;
+          m_security = m.security.left(16);
+          m_trace = m.trace;
+          m_residue = m.residue;
+          m_channels = m.channels;
+          setState(State::Connected);
+          emit connected(m.desktop);
+        } else if constexpr (std::is_same_v<M, wire::Failed>) {
+          if (m_state != State::Connecting)
+            return breach(QStringLiteral("a failure outside a connect"));
+          m_trace = m.trace;
+          m_residue = m.residue;
+          m_violation = m.violation;
+          setState(State::Ready);
+          emit failed(m.failure);
+        } else if constexpr (std::is_same_v<M, wire::Lost>) {
+          if (m_state != State::Connected)
+            return breach(QStringLiteral("a loss outside a session"));
+          m_violation = m.violation;
+          if (m.channels.wellFormed())
+            m_channels = m.channels;
+          setState(State::Ready);
+          emit lost(m.failure);
+        } else if constexpr (std::is_same_v<M, wire::FrameReady>) {
+          if (m_state != State::Connected)
+            return; // a frame of a session that just ended
+          if (!m_leaseOutstanding && sendToReader(wire::Lease{}).ok())
+            m_leaseOutstanding = true;
+        } else if constexpr (std::is_same_v<M, wire::Leased>) {
+          onLeased(m);
+        } else if constexpr (std::is_same_v<M, wire::Resized>) {
+          // Every size the guest named, also one the reader refused for not fitting the shared
+          // desktop (the console judges and records it); only RDP's own bounds apply here.
+          if (m_state != State::Connected)
+            return breach(QStringLiteral("a resize outside a session"));
+          if (m.size.isEmpty() || m.size.width() > kMaxSide || m.size.height() > kMaxSide)
+            return breach(QStringLiteral("a desktop size out of range"));
+          emit desktopResized(m.size);
+        } else if constexpr (std::is_same_v<M, wire::SyncDone>) {
+          if (SyncDone done = std::exchange(m_syncDone, nullptr))
+            done(m.ok ? Outcome<SyncResult>(m.result) : Outcome<SyncResult>(m.failure));
+        } else if constexpr (std::is_same_v<M, wire::Closed>) {
+          m_ultimatumSent = m.ultimatumSent;
+          if (m.channels.wellFormed())
+            m_channels = m.channels;
+        }
+        // Late answers of a call that gave up waiting (InputDone, Released, Finished,
+        // ProbeDone) are dropped; a second Ready is a breach.
+        else if constexpr (std::is_same_v<M, wire::Ready>) {
+          breach(QStringLiteral("a second ready"));
+        }
+      },
+      message);
+}
+
+void RdpReader::onLeased(const wire::Leased& leased) {
+  if (!m_leaseOutstanding || m_state != State::Connected)
+    return breach(QStringLiteral("a lease nobody asked for"));
+  if (leased.serial <= m_lastSerial)
+    return breach(QStringLiteral("a lease out of order"));
+  const QSize size = leased.size;
+  if (size.isEmpty() || quint64(size.width()) * quint64(size.height()) >
+                            quint64(m_maxDesktop.width()) * quint64(m_maxDesktop.height()))
+    return breach(QStringLiteral("a lease of a desktop larger than the shared desktop"));
+  if (!leased.resized && size != m_size && !m_size.isEmpty())
+    return breach(QStringLiteral("a lease of another size without a resize"));
+  QList<QRect> rects;
+  rects.reserve(leased.damage.size() + leased.moves.size());
+  for (const QRect& r : leased.damage) {
+    if (!insideDesktop(r, size))
+      return breach(QStringLiteral("damage outside the desktop"));
+    rects.append(r);
+  }
+  for (const wire::SurfaceMove& m : leased.moves) {
+    const QRect target = m.source.translated(m.target - m.source.topLeft());
+    if (!insideDesktop(m.source, size) || !insideDesktop(target, size))
+      return breach(QStringLiteral("a move outside the desktop"));
+    rects.append(target); // the pool compares and copies: a move's target is changed pixels
+  }
+  m_lastSerial = leased.serial;
+  m_size = size;
+  bool pending = false;
+  if (leased.resized)
+    pending = m_frames.resize(size);
+  if (!rects.isEmpty()) {
+    const DesktopFrames::Absorbed absorbed =
+        m_frames.absorb(m_desktop.constBytes(), qsizetype(size.width()) * 4, size,
+                        std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
+    pending = pending || absorbed.firstPending;
+  }
+  m_leaseOutstanding = false;
+  if (!sendToReader(wire::Return{leased.serial}).ok())
+    return breach(QStringLiteral("cannot return the lease"));
+  if (pending)
+    handOutFrame();
+}
+
+void RdpReader::handOutFrame() {
+  DesktopFrames::Taken taken = m_frames.take();
+  // A resize reached the console already (Resized, before any frame of the new size).
+  if (!taken.frame.isNull())
+    emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
+}
+
+Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline) {
+  if (m_state != State::Connected)
+    return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
+  wire::Key key;
+  key.id = m_nextId++;
+  key.scancode = scancode;
+  key.down = down;
+  if (Status s = sendToReader(key); !s.ok())
+    return Status(Refusal::InputSendFailed, s.failure().message);
+  while (true) {
+    const Outcome<wire::FromReader> reply = awaitReply(wire::Type::InputDone, deadline);
+    if (!reply.ok())
+      return Status(Refusal::InputSendFailed, reply.failure().message);
+    const auto& done = std::get<wire::InputDone>(reply.value());
+    if (done.id < key.id)
+      continue; // the answer to an earlier send that gave up waiting
+    if (done.id != key.id)
+      return breach(QStringLiteral("an answer to a send never made")),
+             Status(Refusal::InputSendFailed, m_exit);
+    return done.ok ? success() : Status(done.failure);
+  }
+}
+
+Status RdpReader::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written,
+                              std::chrono::milliseconds deadline) {
+  if (written)
+    *written = 0;
+  if (m_state != State::Connected)
+    return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
+  wire::Pointer pointer;
+  pointer.id = m_nextId++;
+  pointer.x = x;
+  pointer.y = y;
+  pointer.buttons = buttons;
+  pointer.wheel = wheel;
+  if (Status s = sendToReader(pointer); !s.ok())
+    return Status(Refusal::InputSendFailed, s.failure().message);
+  while (true) {
+    const Outcome<wire::FromReader> reply = awaitReply(wire::Type::InputDone, deadline);
+    if (!reply.ok())
+      return Status(Refusal::InputSendFailed, reply.failure().message);
+    const auto& done = std::get<wire::InputDone>(reply.value());
+    if (done.id < pointer.id)
+      continue;
+    if (done.id != pointer.id || done.written > 8)
+      return breach(QStringLiteral("an answer to a send never made")),
+             Status(Refusal::InputSendFailed, m_exit);
+    if (written)
+      *written = int(done.written);
+    return done.ok ? success() : Status(done.failure);
+  }
+}
+
+Outcome<RdpReader::Released> RdpReader::releaseHeld(std::chrono::milliseconds deadline) {
+  if (m_state != State::Connected)
+    return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
+  wire::ReleaseHeld release;
+  release.id = m_nextId++;
+  if (Status s = sendToReader(release); !s.ok())
+    return Failure{Refusal::InputSendFailed, s.failure().message};
+  while (true) {
+    const Outcome<wire::FromReader> reply = awaitReply(wire::Type::Released, deadline);
+    if (!reply.ok())
+      return Failure{Refusal::InputSendFailed, reply.failure().message};
+    const auto& done = std::get<wire::Released>(reply.value());
+    if (done.id < release.id)
+      continue;
+    if (done.id != release.id || done.keys > 512 || done.buttons > 8) {
+      breach(QStringLiteral("an implausible release"));
+      return Failure{Refusal::InputSendFailed, m_exit};
+    }
+    if (!done.ok)
+      return done.failure;
+    return Released{int(done.keys), int(done.buttons)};
+  }
+}
+
+Outcome<QStringList> RdpReader::selfTest(quint8 mode, std::chrono::milliseconds bound) {
+  wire::SelfTest test;
+  test.mode = mode;
+  if (Status s = sendToReader(test); !s.ok())
+    return s.failure();
+  if (mode != wire::SelfTest::ProbeSandbox)
+    return QStringList();
+  const Outcome<wire::FromReader> reply = awaitReply(wire::Type::SelfTestDone, bound);
+  if (!reply.ok())
+    return reply.failure();
+  return std::get<wire::SelfTestDone>(reply.value()).results;
+}
+
+void RdpReader::startGuestSync(SyncTiming timing, SyncDone done) {
+  const auto failLater = [this, &done](const QString& why) {
+    QMetaObject::invokeMethod(
+        this,
+        [done = std::move(done), why] {
+          done(Failure{Refusal::DrainFailed, why});
+        },
+        Qt::QueuedConnection);
+  };
+  if (m_state != State::Connected)
+    return failLater(QStringLiteral("the guest session is gone"));
+  m_syncDone = std::move(done);
+  if (!sendToReader(wire::SyncStart{timing}).ok()) {
+    done = std::exchange(m_syncDone, nullptr);
+    failLater(QStringLiteral("the RDP reader is gone"));
+  }
+}
+
+void RdpReader::cancelGuestSync() {
+  m_syncDone = nullptr;
+  if (m_state == State::Connected)
+    (void)sendToReader(wire::SyncCancel{});
+}
+
+RdpReader::Finish RdpReader::finishGracefully(std::chrono::milliseconds bound) {
+  if (m_state != State::Connected)
+    return {};
+  wire::Finish finish;
+  finish.boundMs = quint32(std::clamp<qint64>(bound.count(), 0, 600000));
+  if (!sendToReader(finish).ok())
+    return {};
+  const Outcome<wire::FromReader> reply = awaitReply(wire::Type::Finished, bound + kReplyMargin);
+  if (!reply.ok())
+    return {};
+  const auto& f = std::get<wire::Finished>(reply.value());
+  return {f.confirmed, qint64(std::min<quint64>(f.elapsedMs, quint64(bound.count()) + 1000)),
+          int(f.writesDropped)};
+}
+
+void RdpReader::abort() {
+  if (m_state == State::Idle)
+    return;
+  const bool hadStarted = m_sessionStarted;
+  bool done = false;
+  m_syncDone = nullptr;
+  if (m_socket >= 0 && m_state != State::Finished) {
+    // The reader disconnects a live session properly (bounded by its own kDisconnectBound),
+    // says Closed and exits.
+    if (sendToReader(wire::Abort{}).ok()) {
+      const Outcome<wire::FromReader> closed = awaitReply(wire::Type::Closed, kDisconnectBound + kExitBound);
+      if (closed.ok()) {
+        const auto& c = std::get<wire::Closed>(closed.value());
+        m_ultimatumSent = c.ultimatumSent;
+        if (c.channels.wellFormed())
+          m_channels = c.channels;
+        done = true;
+      }
+    }
+  }
+  setState(State::Finished);
+  // After Closed the reader has disconnected and wiped the desktop: nothing is left for it to
+  // do but run its exit handlers, which nobody needs to wait for.
+  kill(!done);
+  if (hadStarted)
+    QMetaObject::invokeMethod(
+        this, [this] { emit closed(); }, Qt::QueuedConnection);
+  m_sessionStarted = false;
+}
+
+void RdpReader::breach(const QString& why) {
+  if (m_state == State::Finished)
+    return;
+  qCWarning(lcReader).noquote() << "closing the RDP reader:" << why;
+  if (m_exit.isEmpty())
+    m_exit = why;
+  const State before = m_state;
+  setState(State::Finished);
+  kill(false);
+  const Failure failure{Refusal::RdpReaderFailed, m_exit};
+  if (SyncDone done = std::exchange(m_syncDone, nullptr))
+    QMetaObject::invokeMethod(
+        this, [done, failure] { done(failure); }, Qt::QueuedConnection);
+  if (before == State::Connecting)
+    QMetaObject::invokeMethod(
+        this, [this, failure] { emit failed(failure); }, Qt::QueuedConnection);
+  else if (before == State::Connected)
+    QMetaObject::invokeMethod(
+        this, [this, failure] { emit lost(failure); }, Qt::QueuedConnection);
+}
+
+void RdpReader::kill(bool graceful) {
+  m_notifier.reset();
+  if (m_socket >= 0) {
+    ::close(m_socket);
+    m_socket = -1;
+  }
+  if (m_pid > 0) {
+    // After Closed it exits by itself: it gets kExitBound, then SIGKILL. A reader that broke
+    // the rules gets SIGKILL at once.
+    QElapsedTimer clock;
+    clock.start();
+    while (graceful && m_pid > 0 && clock.elapsed() < kExitBound.count()) {
+      if (m_pidfd >= 0) {
+        pollfd p{m_pidfd, POLLIN, 0};
+        ::poll(&p, 1, int(kExitBound.count() - clock.elapsed()));
+      }
+      reap(false);
+      if (m_pidfd < 0)
+        break;
+    }
+    if (m_pid > 0) {
+      ::kill(pid_t(m_pid), SIGKILL);
+      reap(true);
+    }
+  }
+  m_exitNotifier.reset();
+  if (m_pidfd >= 0) {
+    ::close(m_pidfd);
+    m_pidfd = -1;
+  }
+  m_trim.stop();
+  m_frames.wipe();
+  m_desktop.wipe(); // guest pixels
+}
+
+void RdpReader::reap(bool wait) {
+  if (m_pid <= 0)
+    return;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_t(m_pid), &status, wait ? 0 : WNOHANG);
+  if (r != pid_t(m_pid))
+    return;
+  m_pid = -1;
+  const QString how = WIFEXITED(status)     ? QStringLiteral("exit %1").arg(WEXITSTATUS(status))
+                      : WIFSIGNALED(status) ? QStringLiteral("signal %1").arg(WTERMSIG(status))
+                                            : QStringLiteral("status %1").arg(status);
+  m_exit = m_exit.isEmpty() ? how : QStringLiteral("%1 (%2)").arg(m_exit, how);
+}
+
+} // namespace gc

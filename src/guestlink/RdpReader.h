@@ -1,0 +1,185 @@
+// RdpReader: the console's handle on its RDP reader process (guest-console-rdp), the one
+// process that parses the guest's bytes. The console spawns it before the grant is consumed
+// (so a machine that cannot run it refuses the run with nothing spent), connects the TCP
+// socket to the granted loopback port itself and hands it over, and then talks to it only in
+// ReaderWire messages. The reader holds nothing but that socket and the shared desktop
+// (SharedDesktop); the console holds the phases, the gate, the lock, the evidence and the
+// MCP service, and treats every message from the reader as untrusted: each is decoded
+// strictly (ReaderWire), checked against the state it may arrive in and the desktop it may
+// describe, and any breach — or the reader dying — kills it and ends the session with
+// RDP_READER_FAILED.
+//
+// The interface is the session's (what the console needs of an RDP connection): start,
+// input sends that return once the PDUs are written and flushed, the lock's guest sync, the
+// graceful finish, abort, and frames. Frames: the reader says a frame is ready; the console
+// leases the shared desktop, copies what changed into its frame pool (DesktopFrames) and
+// returns the lease; frameUpdated() hands the frame on as before.
+//
+// Thread: the console's main thread. Calls that wait for an answer (spawn, probe, the sends,
+// releaseHeld, finishGracefully, abort) block it for at most their bound; every other
+// message is handled from the event loop.
+#pragma once
+
+#include "common/Outcome.h"
+#include "guestlink/DesktopFrames.h"
+#include "guestlink/ReaderSocket.h"
+#include "guestlink/ReaderTypes.h"
+#include "guestlink/ReaderWire.h"
+#include "guestlink/SharedDesktop.h"
+
+#include <QObject>
+#include <QSize>
+#include <QSocketNotifier>
+#include <QTimer>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace gc {
+
+class RdpReader : public QObject {
+  Q_OBJECT
+public:
+  enum class State {
+    Idle,       // nothing spawned
+    Ready,      // the reader runs and serves (between sessions, after a refused password)
+    Connecting, // a session is being opened
+    Connected,
+    Finished, // the reader is gone (aborted, died, or broke the protocol)
+  };
+  static QString stateName(State state);
+
+  // The reader executable: next to this one (a build tree's bin/), else the installed one
+  // (GC_READER_INSTALL_PATH); in test builds also the build tree's.
+  static QString defaultProgram();
+
+  explicit RdpReader(QObject* parent = nullptr);
+  ~RdpReader() override; // aborts
+
+  // Spawns the reader with a shared desktop for `maxDesktop` (its pixel count bounds every
+  // desktop the guest may present) and waits (at most `bound`) for it to say it is ready
+  // with its sandbox applied. RESOURCE_EXHAUSTED when the process, the socketpair or the
+  // memory cannot be had; RDP_READER_FAILED when it does not come up.
+  Status spawn(QSize maxDesktop, const QString& program = defaultProgram(),
+               std::chrono::milliseconds bound = std::chrono::seconds(20));
+  // What the reader applied of its sandbox (ReaderSandbox::Applied bits), after spawn().
+  quint32 sandbox() const { return m_sandbox; }
+  qint64 pid() const { return m_pid; }
+
+  // The guest's certificate (SHA-256 of its DER, 32 bytes), learnt by the reader over a socket
+  // the console connects: nothing but X.224 and the TLS handshake is sent. With a pin, a
+  // different certificate is GUEST_CERT_MISMATCH; RDP_UNREACHABLE when nothing answers.
+  // Blocking, at most timeoutMs plus a margin.
+  Outcome<QByteArray> probe(const QString& host, quint16 port, const QByteArray& expectedPin, int timeoutMs);
+
+  // Opens the session: connects to config.host:config.port (127.0.0.1 only) and hands the
+  // socket and the credentials to the reader; the outcome arrives as connected() or failed().
+  // Again after a failed() for another attempt (a refused password).
+  void start(RdpConfig config, RdpCredentials credentials);
+
+  // Ends the reader: a connected session first disconnects properly (the Disconnect Provider
+  // Ultimatum and TLS close_notify, bounded by the reader), then the process exits (killed
+  // after a bound). Synchronous; emits closed() (queued) if a session had started.
+  void abort();
+  static constexpr std::chrono::milliseconds kDisconnectBound{1000};
+
+  struct Finish {
+    bool confirmed = false;
+    qint64 elapsedMs = 0;
+    int writesDropped = 0;
+  };
+  // RdpSession::finishGracefully in the reader: blocking, at most `bound` plus a margin.
+  Finish finishGracefully(std::chrono::milliseconds bound);
+
+  using SyncDone = std::function<void(const Outcome<SyncResult>&)>;
+  // The lock's guest sync in the reader; `done` once, from the event loop (DRAIN_FAILED when
+  // the reader is gone), unless cancelGuestSync() comes first.
+  void startGuestSync(SyncTiming timing, SyncDone done);
+  void cancelGuestSync();
+
+  State state() const { return m_state; }
+  bool ultimatumSent() const { return m_ultimatumSent; }
+  QString securityProtocol() const { return m_security; }
+  ConnectTrace connectTrace() const { return m_trace; }
+  ScrubReport credentialResidue() const { return m_residue; }
+  ChannelSnapshot channelReport() const { return m_channels; }
+  ProtocolViolation violation() const { return m_violation; }
+  // How the reader ended: its exit status, or the rule of ours it broke (for the evidence).
+  QString exitDescription() const { return m_exit; }
+
+  // Each returns once the reader wrote and flushed the PDUs, or INPUT_SEND_FAILED.
+  // `deadline`: how long to wait for the reader's answer.
+  Status sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline = std::chrono::seconds(5));
+  Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written = nullptr,
+                     std::chrono::milliseconds deadline = std::chrono::seconds(5));
+  struct Released {
+    int keys = 0;
+    int buttons = 0;
+  };
+  Outcome<Released> releaseHeld(std::chrono::milliseconds deadline = std::chrono::seconds(5));
+
+  // Test builds (wire::SelfTest): ProbeSandbox answers "what=errno" per attempt; the other
+  // modes make the reader break the protocol or crash, and return at once.
+  Outcome<QStringList> selfTest(quint8 mode, std::chrono::milliseconds bound = std::chrono::seconds(10));
+
+signals:
+  void connected(QSize desktop);
+  void frameUpdated(const gc::FrameUpdate& update);
+  void desktopResized(QSize desktop);
+  void failed(const gc::Failure& failure); // before connected()
+  void lost(const gc::Failure& failure);   // after connected()
+  void closed();                           // after abort()
+
+private:
+  bool setState(State to);
+  void readable();
+  // Reads datagrams until one of `type` arrives (returned) or `bound` passes; every other one
+  // is queued for the event loop. RDP_READER_FAILED when the reader dies or breaks the rules.
+  Outcome<wire::FromReader> awaitReply(wire::Type type, std::chrono::milliseconds bound);
+  // One decoded message from the event loop.
+  void dispatch(wire::FromReader message);
+  void dispatchQueued();
+  Status sendToReader(const wire::ToReader& message, int passFd = -1);
+  // The reader broke the protocol or died: it is killed, the session ends (RDP_READER_FAILED).
+  void breach(const QString& why);
+  void onLeased(const wire::Leased& leased);
+  void handOutFrame();
+  void kill(bool graceful);
+  void reap(bool wait);
+  Outcome<int> connectGuest(const QString& host, quint16 port, int timeoutMs) const;
+
+  State m_state = State::Idle;
+  SharedDesktop m_desktop;
+  QSize m_maxDesktop;
+  QSize m_size; // the desktop as the reader last described it
+  int m_socket = -1;
+  qint64 m_pid = -1;
+  int m_pidfd = -1;
+  quint32 m_sandbox = 0;
+  std::unique_ptr<QSocketNotifier> m_notifier;
+  std::unique_ptr<QSocketNotifier> m_exitNotifier;
+  std::deque<wire::FromReader> m_queued; // arrived while a blocking call waited
+  bool m_dispatchPosted = false;
+  quint32 m_nextId = 1;
+
+  bool m_leaseOutstanding = false;
+  quint64 m_lastSerial = 0;
+  DesktopFrames m_frames;
+  QTimer m_trim;
+  quint64 m_serial = 0;
+
+  SyncDone m_syncDone;
+  bool m_ultimatumSent = false;
+  bool m_sessionStarted = false;
+  QString m_security;
+  ConnectTrace m_trace;
+  ScrubReport m_residue;
+  ChannelSnapshot m_channels;
+  ProtocolViolation m_violation;
+  QString m_exit;
+};
+
+} // namespace gc

@@ -1,0 +1,96 @@
+#include "guestlink/ReaderTypes.h"
+
+#include <QJsonArray>
+
+namespace gc {
+
+namespace {
+
+QString capsVersionName(quint32 version) {
+  return version ? QStringLiteral("0x%1").arg(version, 8, 16, QLatin1Char('0')) : QString();
+}
+
+bool isSanitisedName(const QString& name) {
+  if (name.isEmpty() || name.size() > ChannelSnapshot::kMaxNameLength + 1)
+    return false;
+  for (qsizetype i = 0; i < name.size(); ++i) {
+    const char16_t c = name[i].unicode();
+    const bool marker = c == u'~' && i == ChannelSnapshot::kMaxNameLength && i == name.size() - 1;
+    if (!marker && (c < 0x20 || c >= 0x7F))
+      return false;
+  }
+  return true;
+}
+
+bool allSanitised(const QStringList& names) {
+  if (names.size() > ChannelSnapshot::kMaxDistinctNames)
+    return false;
+  for (const QString& n : names)
+    if (!isSanitisedName(n))
+      return false;
+  return true;
+}
+
+} // namespace
+
+QString syncConfirmationName(SyncConfirmation c) {
+  return c == SyncConfirmation::RefreshRect ? QStringLiteral("refresh_rect") : QStringLiteral("settle_only");
+}
+
+int ChannelSnapshot::refusedTotal() const {
+  int total = refusedOverflow;
+  for (int n : refused)
+    total += n;
+  return total;
+}
+
+QJsonObject ChannelSnapshot::connectedJson() const {
+  return {{QStringLiteral("static_requested"), QJsonArray::fromStringList(staticRequested)},
+          {QStringLiteral("static_joined"), QJsonArray::fromStringList(staticJoined)},
+          {QStringLiteral("gfx_requested"), staticRequested.contains(QStringLiteral("drdynvc"))},
+          {QStringLiteral("gfx_codecs_advertised"), QJsonArray::fromStringList(advertisedCodecs)}};
+}
+
+QJsonObject ChannelSnapshot::closedJson() const {
+  QJsonObject refusedJson;
+  for (auto it = refused.cbegin(); it != refused.cend(); ++it)
+    refusedJson.insert(it.key(), it.value());
+  QJsonObject o = connectedJson();
+  o.insert(QStringLiteral("gfx"), gfxOpened);
+  o.insert(QStringLiteral("gfx_caps_version"), capsVersionName(gfxCapsVersion));
+  o.insert(QStringLiteral("gfx_codecs_used"), QJsonArray::fromStringList(gfxCodecsUsed));
+  o.insert(QStringLiteral("gfx_frames"), qint64(gfxFrames));
+  o.insert(QStringLiteral("dynamic_opened"), QJsonArray::fromStringList(dynamicOpened));
+  o.insert(QStringLiteral("dynamic_refused"), refusedJson);
+  o.insert(QStringLiteral("dynamic_refused_overflow"), refusedOverflow);
+  o.insert(QStringLiteral("dynamic_refused_total"), refusedTotal());
+  if (refusedTotal() > 0)
+    o.insert(QStringLiteral("code"), refusalName(Refusal::RdpChannelRefused));
+  return o;
+}
+
+QString ChannelSnapshot::sanitise(QByteArrayView raw) {
+  QString name;
+  const qsizetype n = std::min<qsizetype>(raw.size(), kMaxNameLength);
+  name.reserve(n + 1);
+  for (qsizetype i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    name.append(c >= 0x20 && c < 0x7F ? QChar(c) : QChar(u'?'));
+  }
+  if (raw.size() > kMaxNameLength)
+    name.append(u'~');
+  return name;
+}
+
+bool ChannelSnapshot::wellFormed() const {
+  if (!allSanitised(staticRequested) || !allSanitised(staticJoined) || !allSanitised(advertisedCodecs) ||
+      !allSanitised(gfxCodecsUsed) || !allSanitised(dynamicOpened) || refused.size() > kMaxDistinctNames ||
+      refusedOverflow < 0)
+    return false;
+  for (auto it = refused.cbegin(); it != refused.cend(); ++it)
+    if (!isSanitisedName(it.key()) || it.value() < 0)
+      return false;
+  return true;
+}
+
+} // namespace gc

@@ -1,0 +1,134 @@
+// The values that cross between the console and its RDP reader process (guest-console-rdp):
+// what the console asks the reader to connect to, and what the reader reports back. Plain
+// value types; no FreeRDP, no sockets. The console treats every value that came from the
+// reader as untrusted: ReaderWire's decoder bounds and checks each one before it exists here.
+//
+// Thread: value types; any thread.
+#pragma once
+
+#include "common/Refusal.h"
+#include "privacy/Credentials.h"
+#include "privacy/ResidueScrubber.h"
+
+#include <QByteArray>
+#include <QImage>
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QMetaType>
+#include <QRect>
+#include <QString>
+#include <QStringList>
+
+#include <chrono>
+
+namespace gc {
+
+// What the Client Core Data asks for (the grant's rdp.desktop and rdp.keyboard_layout);
+// 0 leaves FreeRDP's default. The server may still present another size: the console judges.
+struct ClientDesktop {
+  quint32 width = 0;
+  quint32 height = 0;
+  quint32 keyboardLayout = 0; // a Windows KLID
+  quint32 keyboardType = 0;   // with the layout: MS-RDPBCGR keyboardType/SubType/FunctionKey
+  quint32 keyboardSubType = 0;
+  quint32 keyboardFunctionKey = 0;
+  friend bool operator==(const ClientDesktop&, const ClientDesktop&) = default;
+};
+
+// What the reader needs to open one pinned RDP connection to the guest. The TCP connection
+// itself is made by the console (after the binding checks) and handed over as a socket.
+struct RdpConfig {
+  QString host;          // must be 127.0.0.1 (the per-run loopback forward)
+  quint16 port = 0;      // the per-run host port
+  QByteArray pinSha256;  // SHA-256 of the guest certificate's DER, 32 raw bytes
+  bool unpinned = false; // the grant visibly opted out of pinning
+  int connectTimeoutMs = 10000;
+  ClientDesktop desktop;
+  bool sizeFromServer = false; // the grant's rdp.desktop.size_from is "server"
+  // In-process sessions only (tests): a private, empty directory for FreeRDP and no socket
+  // (FreeRDP connects itself). The reader process has neither: it is given the socket.
+  QString configDir;
+  int socketFd = -1; // a connected TCP socket to host:port, adopted by the session
+};
+
+// Moved into the session's start(); wiped as soon as FreeRDP holds its own copies.
+using RdpCredentials = Credentials;
+
+// One step of the guest desktop as the console sees it.
+struct FrameUpdate {
+  // Full-desktop snapshot (Format_RGB32 = BGRX in memory). Implicitly shared and never
+  // written while anyone else holds it: the console's frame pool (DesktopFrames) reuses a
+  // frame only once every receiver has dropped it.
+  QImage frame;
+  QList<QRect> dirty; // what changed since the previous FrameUpdate, in desktop coordinates
+  quint64 serial = 0; // strictly increasing per session
+};
+
+// "The pin is decided before any credential can be sent": how many PDUs the client wrote
+// before and after the certificate decision.
+struct ConnectTrace {
+  bool certificateChecked = false;
+  bool certificateAccepted = false;
+  int pdusBeforeCertificate = 0;
+  int pdusAfterCertificate = 0;
+  bool socketConnected = false; // the TCP connection to the guest was established
+};
+
+// The lock's guest sync (rdp/GuestSync.h): its timing, and what happened.
+struct SyncTiming {
+  std::chrono::milliseconds deadline{5000};   // for the whole sync
+  std::chrono::milliseconds quiet{200};       // no changed pixel for this long = settled
+  std::chrono::milliseconds answerWait{1500}; // then an unanswered request falls back to the settle
+};
+enum class SyncConfirmation { RefreshRect, SettleOnly };
+QString syncConfirmationName(SyncConfirmation c); // "refresh_rect", "settle_only"
+struct SyncResult {
+  bool refreshSupported = false;
+  bool answered = false;
+  bool settled = false;
+  SyncConfirmation confirmedBy = SyncConfirmation::SettleOnly;
+  qint64 answerMs = -1; // request → answer, when answered
+  qint64 elapsedMs = 0;
+};
+
+// The virtual channels of a session: static joined, the graphics pipeline, dynamic opened and
+// refused (rdp/ChannelReport.h collects it in the reader).
+struct ChannelSnapshot {
+  static constexpr int kMaxNameLength = 64;
+  static constexpr int kMaxDistinctNames = 16;
+
+  QStringList staticRequested;  // the Connect Initial's channel list
+  QStringList staticJoined;     // those the server assigned (and the client joined)
+  QStringList advertisedCodecs; // what the client offered the graphics pipeline
+  bool gfxOpened = false;       // the RDPGFX channel opened and is decoded
+  quint32 gfxCapsVersion = 0;   // RDPGFX_CAPVERSION_* the server confirmed; 0: none
+  QStringList gfxCodecsUsed;    // codec of every surface command seen
+  quint64 gfxFrames = 0;        // End Frame PDUs decoded
+  QStringList dynamicOpened;    // dynamic channels opened (at most the pipeline)
+  QMap<QString, int> refused;   // sanitised name -> create requests refused
+  int refusedOverflow = 0;      // refused creates for names beyond kMaxDistinctNames
+  int refusedTotal() const;
+
+  QJsonObject connectedJson() const; // for the `connected` evidence entry
+  QJsonObject closedJson() const;    // for the `closed` evidence entry
+  // A channel name as the evidence may carry it: printable ASCII (others as '?'), at most
+  // kMaxNameLength characters (longer ones cut and marked '~').
+  static QString sanitise(QByteArrayView raw);
+  // True when every name is what sanitise() can produce and the counts are in bounds: the
+  // console checks what the reader reports.
+  bool wellFormed() const;
+};
+
+// Why the reader stopped a session on the guest's bytes (rdp/front/Violation.h), as the
+// evidence records it: the PDU kind and the rule, both the reader's own static strings.
+struct ProtocolViolation {
+  Refusal code = Refusal::RdpProtocolViolation; // or RdpResourceLimit
+  QString pdu;
+  QString rule;
+  bool isSet() const { return !pdu.isEmpty(); }
+};
+
+} // namespace gc
+
+Q_DECLARE_METATYPE(gc::FrameUpdate)

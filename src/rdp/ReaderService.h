@@ -1,0 +1,59 @@
+// ReaderService: the one object of the RDP reader process (guest-console-rdp), the process
+// that parses the guest's bytes. It reads the console's messages (guestlink/ReaderWire.h)
+// from its end of a socketpair, runs the certificate probe and one RdpSession at a time over
+// the sockets the console hands it, writes the desktop into the shared desktop the console
+// gave it, and answers. It holds nothing else worth stealing: no libvirt, no MCP, no files,
+// no evidence, no network of its own (ReaderSandbox). The console treats what it says as
+// untrusted; it trusts the console (its parent, the only peer of its socketpair).
+//
+// Thread: the reader's main thread (its Qt event loop); RdpSession's worker posts to it.
+#pragma once
+
+#include "guestlink/ReaderWire.h"
+#include "guestlink/SharedDesktop.h"
+#include "rdp/DesktopSurface.h"
+
+#include <QObject>
+#include <QSocketNotifier>
+
+#include <memory>
+
+namespace gc {
+
+class RdpSession;
+
+class ReaderService : public QObject {
+  Q_OBJECT
+public:
+  // `controlFd`: the reader's end of the socketpair (SOCK_SEQPACKET); `desktop`: the shared
+  // desktop (already mapped); `sandbox`: what ReaderSandbox applied, for Ready.
+  ReaderService(int controlFd, SharedDesktop desktop, quint32 sandbox, QObject* parent = nullptr);
+  ~ReaderService() override;
+
+  // Says Ready and starts reading.
+  void start();
+
+signals:
+  // The console said Abort, or went away: the process exits with `code`.
+  void finished(int code);
+
+private:
+  void readable();
+  void handle(wire::ToReader& message, int fd);
+  void send(const wire::FromReader& message);
+  void probe(const wire::Probe& probe, int fd);
+  void startSession(wire::Start& start, int fd);
+  void endSession();
+  void finish(int code);
+  // Test builds: wire::SelfTest; a release reader refuses it and exits.
+  void selfTest(quint8 mode);
+
+  int m_control;
+  SharedDesktop m_desktop;
+  quint32 m_sandbox;
+  QSocketNotifier m_notifier;
+  std::unique_ptr<RdpSession> m_session;
+  bool m_finishing = false;
+};
+
+} // namespace gc

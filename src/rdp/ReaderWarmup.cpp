@@ -1,0 +1,37 @@
+#include "rdp/ReaderWarmup.h"
+
+#include "rdp/ClientBaseline.h"
+
+#include <freerdp/client.h>
+#include <freerdp/freerdp.h>
+
+#include <memory>
+
+namespace gc {
+
+namespace {
+BOOL warmupClientNew(freerdp* instance, rdpContext*) {
+  ClientBaseline::installRefusingCallbacks(instance);
+  return TRUE;
+}
+void warmupClientFree(freerdp*, rdpContext*) {}
+} // namespace
+
+Status ReaderWarmup::run() {
+  RDP_CLIENT_ENTRY_POINTS entry{};
+  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
+  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
+  entry.ContextSize = sizeof(rdpClientContext);
+  entry.ClientNew = &warmupClientNew;
+  entry.ClientFree = &warmupClientFree;
+  std::unique_ptr<rdpContext, decltype(&freerdp_client_context_free)> context(
+      freerdp_client_context_new(&entry), &freerdp_client_context_free);
+  if (!context)
+    return Status(Refusal::ResourceExhausted, QStringLiteral("cannot create a FreeRDP context"));
+  if (!ClientBaseline::apply(context->settings,
+                             ClientTarget{QStringLiteral("127.0.0.1"), 3389, {}, 1000, {}}))
+    return Status(Refusal::Internal, QStringLiteral("cannot configure FreeRDP"));
+  return success();
+}
+
+} // namespace gc

@@ -1,0 +1,200 @@
+// RdpReader and the RDP reader process (issue 24 point 3: the part that parses the guest runs
+// in a process with nothing to steal; the console treats it as untrusted).
+#include "GuestProcess.h"
+#include "guestlink/RdpReader.h"
+#include "guestlink/ReaderWire.h"
+#include "sandbox/ReaderSandbox.h"
+#include "testguest/IdentityMarker.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <csignal>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace gc;
+
+namespace {
+
+QMap<QString, QString> procStatus(qint64 pid) {
+  QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+  QMap<QString, QString> out;
+  if (!f.open(QIODevice::ReadOnly))
+    return out;
+  for (const QByteArray& line : f.readAll().split('\n')) {
+    const qsizetype colon = line.indexOf(':');
+    if (colon > 0)
+      out.insert(QString::fromLatin1(line.left(colon)), QString::fromLatin1(line.mid(colon + 1)).trimmed());
+  }
+  return out;
+}
+
+// "<fd>=<what readlink says>", e.g. "3=socket:[123]", "0=/dev/null".
+QStringList descriptorsOf(qint64 pid) {
+  QStringList out;
+  const QDir dir(QStringLiteral("/proc/%1/fd").arg(pid));
+  for (const QString& fd : dir.entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System)) {
+    char target[512] = {};
+    const ssize_t n = ::readlink(QFile::encodeName(dir.filePath(fd)).constData(), target, sizeof target - 1);
+    out << fd + QLatin1Char('=') + QString::fromLocal8Bit(target, n > 0 ? n : 0);
+  }
+  return out;
+}
+
+RdpConfig configFor(const GuestProcess& guest, QSize desktop) {
+  RdpConfig c;
+  c.host = QStringLiteral("127.0.0.1");
+  c.port = guest.port();
+  c.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
+  c.desktop.width = quint32(desktop.width());
+  c.desktop.height = quint32(desktop.height());
+  return c;
+}
+
+Credentials credentials() {
+  Credentials c;
+  c.username = SecureBuffer::copyOf("tester").value();
+  c.password = SecureBuffer::copyOf("throwaway-pw").value();
+  return c;
+}
+
+} // namespace
+
+class tst_RdpReader : public QObject {
+  Q_OBJECT
+private slots:
+  void runsInsideItsSandbox() {
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(1024, 768)).ok());
+    QVERIFY(reader.pid() > 0);
+    const auto status = procStatus(reader.pid());
+    QCOMPARE(status.value(QStringLiteral("Seccomp")), QStringLiteral("2"));
+    QCOMPARE(status.value(QStringLiteral("NoNewPrivs")), QStringLiteral("1"));
+    QVERIFY(reader.sandbox() & ReaderSandbox::SyscallFilter);
+    if (reader.sandbox() & ReaderSandbox::NetworkNamespace)
+      QVERIFY(QFileInfo(QStringLiteral("/proc/%1/ns/net").arg(reader.pid())).symLinkTarget() !=
+              QFileInfo(QStringLiteral("/proc/self/ns/net")).symLinkTarget());
+    // What it holds: stdio, its end of the socketpair, and descriptors of its own making
+    // (eventfds, the kept /proc files); no other file or socket, not the shared desktop's.
+    int sockets = 0;
+    const QStringList fds = descriptorsOf(reader.pid());
+    QVERIFY2(fds.size() >= 4, qPrintable(fds.join(QLatin1Char(' '))));
+    for (const QString& fd : fds) {
+      const QString target = fd.section(QLatin1Char('='), 1);
+      if (target.startsWith(QLatin1String("socket:")))
+        ++sockets;
+      else
+        QVERIFY2(target == QLatin1String("/dev/null") || target.startsWith(QLatin1String("anon_inode:")) ||
+                     target.startsWith(QLatin1String("/proc/")) || fd.startsWith(QLatin1String("2=")),
+                 qPrintable(fd));
+    }
+    QCOMPARE(sockets, 1);
+    reader.abort();
+  }
+
+  void cannotOpenFilesSocketsOrProcesses() {
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(640, 480)).ok());
+    const Outcome<QStringList> results = reader.selfTest(wire::SelfTest::ProbeSandbox);
+    QVERIFY2(results.ok(), qPrintable(results.ok() ? QString() : results.failure().toString()));
+    for (const QString& r : results.value()) {
+      const QString what = r.section(QLatin1Char('='), 0, 0);
+      const int error = r.section(QLatin1Char('='), 1).toInt();
+      QVERIFY2(error != 0, qPrintable(QStringLiteral("the reader may %1").arg(what)));
+    }
+    QVERIFY(results->size() >= 9);
+    reader.abort();
+  }
+
+  void connectsOverTheConsolesSocketAndShowsTheGuest() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
+                         QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}));
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(800, 600)).ok());
+    const Outcome<QByteArray> digest = reader.probe(QStringLiteral("127.0.0.1"), guest.port(),
+                                                    QByteArray::fromHex(guest.sha256().toLatin1()), 10000);
+    QVERIFY2(digest.ok(), qPrintable(digest.ok() ? QString() : digest.failure().toString()));
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    QSignalSpy frames(&reader, &RdpReader::frameUpdated);
+    reader.start(configFor(guest, QSize(800, 600)), credentials());
+    QVERIFY(connected.wait(30000));
+    QCOMPARE(connected.first().first().toSize(), QSize(800, 600));
+    QCOMPARE(reader.securityProtocol(), QStringLiteral("nla"));
+    QVERIFY(reader.connectTrace().certificateAccepted);
+    // The desktop the console gets through the shared desktop is the guest's: its marker.
+    QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
+    const FrameUpdate update = frames.last().first().value<FrameUpdate>();
+    QCOMPARE(update.frame.size(), QSize(800, 600));
+    const auto marker =
+        testguest::findMarker(update.frame.constBits(), int(update.frame.bytesPerLine()), 800, 600);
+    QVERIFY(marker.has_value());
+    QCOMPARE(*marker, quint32(guest.ready().value(QStringLiteral("marker")).toString().toUInt(nullptr, 16)));
+    // Input goes out through the reader, written and flushed before the answer.
+    QVERIFY(reader.sendKey(0x1E, true).ok());
+    QVERIFY(reader.sendKey(0x1E, false).ok());
+    QVERIFY(guest.waitForEvent(QStringLiteral("input"), 2));
+    reader.abort();
+    QVERIFY(reader.ultimatumSent());
+    // The probe's connection, then the session's: it ended with a Disconnect Provider Ultimatum.
+    QVERIFY(guest.waitForEvent(QStringLiteral("client_disconnected"), 2));
+    QCOMPARE(
+        guest.events(QStringLiteral("client_disconnected")).last().value(QStringLiteral("ultimatum")).toInt(),
+        3);
+  }
+
+  void aReaderThatDiesEndsTheSession() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0")}));
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(1024, 768)).ok());
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    QSignalSpy lost(&reader, &RdpReader::lost);
+    reader.start(configFor(guest, QSize(1024, 768)), credentials());
+    QVERIFY(connected.wait(30000));
+    ::kill(pid_t(reader.pid()), SIGKILL);
+    QVERIFY(lost.wait(10000));
+    QCOMPARE(lost.first().first().value<Failure>().code, Refusal::RdpReaderFailed);
+    QCOMPARE(reader.state(), RdpReader::State::Finished);
+  }
+
+  void aReaderThatBreaksTheProtocolIsKilled_data() {
+    QTest::addColumn<int>("mode");
+    QTest::newRow("malformed datagram") << int(wire::SelfTest::SendMalformed);
+    QTest::newRow("a lease nobody asked for") << int(wire::SelfTest::SendUnaskedLease);
+    QTest::newRow("damage outside the desktop") << int(wire::SelfTest::SendDamageOutside);
+    QTest::newRow("a crash") << int(wire::SelfTest::Crash);
+  }
+  void aReaderThatBreaksTheProtocolIsKilled() {
+    QFETCH(int, mode);
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0")}));
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(1024, 768)).ok());
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    QSignalSpy lost(&reader, &RdpReader::lost);
+    reader.start(configFor(guest, QSize(1024, 768)), credentials());
+    QVERIFY(connected.wait(30000));
+    const qint64 pid = reader.pid();
+    QVERIFY(reader.selfTest(quint8(mode)).ok());
+    QVERIFY(lost.wait(10000));
+    QCOMPARE(lost.first().first().value<Failure>().code, Refusal::RdpReaderFailed);
+    QVERIFY(!reader.exitDescription().isEmpty());
+    QTRY_VERIFY(!QFileInfo::exists(QStringLiteral("/proc/%1").arg(pid))); // gone, reaped
+  }
+
+  void refusesAMissingReaderBeforeAnythingElse() {
+    RdpReader reader;
+    const Status s = reader.spawn(QSize(1024, 768), QStringLiteral("/nonexistent/guest-console-rdp"));
+    QVERIFY(!s.ok());
+    QVERIFY(s.code() == Refusal::RdpReaderFailed || s.code() == Refusal::ResourceExhausted);
+    QCOMPARE(reader.state(), RdpReader::State::Finished);
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_RdpReader)
+#include "tst_rdpreader.moc"

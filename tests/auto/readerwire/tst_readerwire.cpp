@@ -1,0 +1,141 @@
+// ReaderWire: the one wire format between the console and its RDP reader (issue 24 point 3:
+// every message from the reader is untrusted; issue 28: one reader and one writer per wire).
+#include "guestlink/ReaderWire.h"
+
+#include <QTest>
+#include <QtEndian>
+
+using namespace gc;
+using namespace gc::wire;
+
+namespace {
+
+template <typename M> M roundTrip(const M& message) {
+  const QByteArray datagram = encode(FromReader(message));
+  const Outcome<FromReader> decoded = decodeFromReader(datagram);
+  if (!decoded.ok())
+    qFatal("%s", qPrintable(decoded.failure().toString()));
+  return std::get<M>(decoded.value());
+}
+
+QByteArray datagramOf(Type type, QByteArray body) {
+  char t[2];
+  qToLittleEndian(quint16(type), t);
+  return QByteArray(t, 2) + body;
+}
+
+} // namespace
+
+class tst_ReaderWire : public QObject {
+  Q_OBJECT
+private slots:
+  void everyReaderMessageSurvivesTheWire() {
+    Leased leased;
+    leased.serial = 7;
+    leased.size = QSize(1920, 1080);
+    leased.resized = true;
+    leased.moves = {SurfaceMove{QRect(0, 10, 100, 50), QPoint(0, 0)}};
+    leased.damage = {QRect(1, 2, 3, 4), QRect(100, 200, 300, 400)};
+    const Leased l = roundTrip(leased);
+    QCOMPARE(l.serial, 7u);
+    QCOMPARE(l.size, QSize(1920, 1080));
+    QVERIFY(l.resized);
+    QCOMPARE(l.moves, leased.moves);
+    QCOMPARE(l.damage, leased.damage);
+
+    Connected connected;
+    connected.desktop = QSize(1024, 768);
+    connected.security = QStringLiteral("nla");
+    connected.trace.certificateAccepted = true;
+    connected.trace.pdusAfterCertificate = 12;
+    connected.residue.copiesWiped = 3;
+    connected.residue.copiesByNeedle[2] = 5;
+    connected.channels.staticRequested = {QStringLiteral("drdynvc")};
+    connected.channels.refused.insert(QStringLiteral("AUDIO_INPUT"), 2);
+    const Connected c = roundTrip(connected);
+    QCOMPARE(c.desktop, QSize(1024, 768));
+    QCOMPARE(c.security, QStringLiteral("nla"));
+    QVERIFY(c.trace.certificateAccepted);
+    QCOMPARE(c.trace.pdusAfterCertificate, 12);
+    QCOMPARE(c.residue.copiesByNeedle[2], 5);
+    QCOMPARE(c.channels.refused.value(QStringLiteral("AUDIO_INPUT")), 2);
+
+    Lost lost;
+    lost.failure = Failure{Refusal::RdpProtocolViolation, QStringLiteral("why")};
+    lost.violation = ProtocolViolation{Refusal::RdpResourceLimit, QStringLiteral("rdpgfx.CreateSurface"),
+                                       QStringLiteral("beyond the pixel budget")};
+    const Lost back = roundTrip(lost);
+    QCOMPARE(back.failure.code, Refusal::RdpProtocolViolation);
+    QCOMPARE(back.violation.code, Refusal::RdpResourceLimit);
+    QCOMPARE(back.violation.rule, QStringLiteral("beyond the pixel budget"));
+
+    SyncDone sync;
+    sync.ok = true;
+    sync.result.answered = true;
+    sync.result.confirmedBy = SyncConfirmation::RefreshRect;
+    sync.result.answerMs = 42;
+    const SyncDone s = roundTrip(sync);
+    QVERIFY(s.result.answered);
+    QCOMPARE(s.result.confirmedBy, SyncConfirmation::RefreshRect);
+    QCOMPARE(s.result.answerMs, 42);
+  }
+
+  void theStartCarriesCredentialsIntoLockedMemory() {
+    Start start;
+    start.config.host = QStringLiteral("127.0.0.1");
+    start.config.port = 3389;
+    start.config.pinSha256 = QByteArray(32, 'p');
+    start.config.desktop.width = 1920;
+    start.credentials.username = SecureBuffer::copyOf("user").value();
+    start.credentials.password = SecureBuffer::copyOf("pass word").value();
+    QByteArray datagram = encode(ToReader(std::move(start)));
+    const Outcome<ToReader> decoded = decodeToReader(datagram);
+    QVERIFY(decoded.ok());
+    const auto& s = std::get<Start>(decoded.value());
+    QCOMPARE(s.config.port, quint16(3389));
+    QCOMPARE(s.config.desktop.width, 1920u);
+    QCOMPARE(s.credentials.password.view(), QByteArrayView("pass word"));
+    QVERIFY(s.credentials.password.isLockedAndUndumpable());
+  }
+
+  void refusesWhatIsNotAMessage_data() {
+    QTest::addColumn<QByteArray>("datagram");
+    const QByteArray frameReady = encode(FromReader(FrameReady{}));
+    QByteArray leased = encode(FromReader(Leased{}));
+    QTest::newRow("empty") << QByteArray();
+    QTest::newRow("one byte") << QByteArray(1, '\x01');
+    QTest::newRow("unknown type") << datagramOf(Type(0x7777), {});
+    QTest::newRow("a console message from the reader") << encode(ToReader(Lease{}));
+    QTest::newRow("trailing bytes") << frameReady + QByteArray(1, '\0');
+    QTest::newRow("truncated") << leased.left(leased.size() - 1);
+    QTest::newRow("oversize") << datagramOf(Type::FrameReady, QByteArray(kMaxMessage, '\0'));
+    // Resized{size}: then a QSize; a rectangle list with a count beyond its bound:
+    QByteArray body;
+    body += QByteArray(8, '\0');                               // serial
+    body += QByteArray("\x10\x00\x00\x00\x10\x00\x00\x00", 8); // 16x16
+    body += QByteArray(1, '\0');                               // resized
+    body += QByteArray(4, '\0');                               // no moves
+    body += QByteArray("\x01\x04\x00\x00", 4);                 // 1025 rectangles
+    QTest::newRow("too many rectangles") << datagramOf(Type::Leased, body);
+    QByteArray negative = QByteArray(8, '\0') + QByteArray("\x10\x00\x00\x00\x10\x00\x00\x00", 8) +
+                          QByteArray(1, '\0') + QByteArray(4, '\0') + QByteArray("\x01\x00\x00\x00", 4) +
+                          QByteArray("\xff\xff\xff\xff\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00", 16);
+    QTest::newRow("a rectangle at -1") << datagramOf(Type::Leased, negative);
+    QByteArray failed;
+    failed += QByteArray("\x05\x00\x00\x00", 4) + "NOPE!"; // a refusal code that does not exist
+    QTest::newRow("an unknown refusal code") << datagramOf(Type::Failed, failed);
+    QTest::newRow("a boolean that is 2") << datagramOf(Type::Closed, QByteArray(1, '\x02'));
+    QByteArray badUtf8 = QByteArray(1, '\x01') /* ok */ + QByteArray("\x02\x00\x00\x00", 4) + "\xc3\x28";
+    QTest::newRow("a string that is not UTF-8")
+        << datagramOf(Type::Connected, QByteArray(8, '\x01') + badUtf8);
+  }
+  void refusesWhatIsNotAMessage() {
+    QFETCH(QByteArray, datagram);
+    const Outcome<FromReader> decoded = decodeFromReader(datagram);
+    QVERIFY(!decoded.ok());
+    QCOMPARE(decoded.code(), Refusal::RdpReaderFailed);
+  }
+};
+
+QTEST_GUILESS_MAIN(tst_ReaderWire)
+#include "tst_readerwire.moc"
