@@ -26,6 +26,12 @@ public:
     v = m_bytes[m_pos++];
     return true;
   }
+  bool peek(uint8_t& v) const {
+    if (!has(1))
+      return false;
+    v = m_bytes[m_pos];
+    return true;
+  }
   bool u16(uint16_t& v) {
     if (!has(2))
       return false;

@@ -1,0 +1,187 @@
+#include "rdp/codec/NscDecoder.h"
+
+#include "rdp/codec/ByteReader.h"
+
+namespace gc::codec {
+
+namespace {
+
+using front::Checked;
+using front::Ok;
+using front::Violation;
+
+Violation bad(std::string_view rule) {
+  return Violation::protocol(NscDecoder::kPdu, rule);
+}
+
+// Receives one plane in stream order (row after row of planeWidth values) and puts each value
+// into its channel of the output: luma and alpha at their pixel, subsampled chroma at the
+// top-left pixel of its 2x2 block. Values for the padding columns and rows the encoder added
+// (the plane is wider or taller than the bitmap) are dropped; channel < 0 drops everything.
+class PlaneSink {
+public:
+  PlaneSink(const Pixels& out, int channel, uint32_t planeWidth, bool subsampled)
+      : m_out(out), m_channel(channel), m_planeWidth(planeWidth), m_scale(subsampled ? 2 : 1) {}
+
+  void put(uint8_t value, uint64_t count) {
+    while (count > 0) {
+      const uint64_t n = count < uint64_t(m_planeWidth - m_x) ? count : uint64_t(m_planeWidth - m_x);
+      if (m_channel >= 0 && uint64_t(m_y) * m_scale < m_out.height) {
+        uint8_t* row = m_out.row(m_y * m_scale) + m_channel;
+        for (uint64_t i = 0; i < n; ++i) {
+          const uint64_t px = (m_x + i) * m_scale;
+          if (px < m_out.width)
+            row[px * 4] = value;
+        }
+      }
+      m_x += uint32_t(n);
+      count -= n;
+      if (m_x == m_planeWidth) {
+        m_x = 0;
+        ++m_y;
+      }
+    }
+  }
+
+private:
+  const Pixels& m_out;
+  int m_channel;
+  uint32_t m_planeWidth;
+  uint32_t m_scale;
+  uint32_t m_x = 0;
+  uint32_t m_y = 0;
+};
+
+// NSCodec RLE (MS-RDPNSC 3.1.8): a value followed by the
+// same value starts a run (one more byte: length - 2, or 0xFF and a 32-bit length); the last
+// four bytes of the plane are raw. Must produce exactly `size` values from exactly `in`.
+Checked<Ok> decodeRle(std::span<const uint8_t> in, uint64_t size, PlaneSink& sink) {
+  ByteReader r(in);
+  uint64_t left = size;
+  while (left > 4) {
+    uint8_t value = 0;
+    if (!r.u8(value))
+      return bad("RLE plane ends before its size");
+    if (left == 5) {
+      sink.put(value, 1);
+      --left;
+      continue;
+    }
+    uint8_t next = 0;
+    if (!r.peek(next))
+      return bad("RLE plane ends before its size");
+    if (next != value) {
+      sink.put(value, 1);
+      --left;
+      continue;
+    }
+    r.skip(1);
+    uint8_t len8 = 0;
+    if (!r.u8(len8))
+      return bad("RLE plane ends before its size");
+    uint64_t len = uint64_t(len8) + 2;
+    if (len8 == 0xFF) {
+      uint32_t len32 = 0;
+      if (!r.u32(len32))
+        return bad("RLE plane ends before its size");
+      len = len32;
+    }
+    if (len > left)
+      return bad("RLE run past the plane");
+    sink.put(value, len);
+    left -= len;
+  }
+  if (left != 4)
+    return bad("RLE run over the plane's last four bytes");
+  for (int i = 0; i < 4; ++i) {
+    uint8_t v = 0;
+    if (!r.u8(v))
+      return bad("RLE plane ends before its size");
+    sink.put(v, 1);
+  }
+  if (!r.atEnd())
+    return bad("RLE plane longer than its values");
+  return Ok{};
+}
+
+inline uint8_t clamp255(int v) {
+  return uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
+} // namespace
+
+Checked<Ok> NscDecoder::decode(std::span<const uint8_t> stream, const Pixels& out) {
+  if (!out.valid())
+    return bad("bitmap size out of range");
+  ByteReader r(stream);
+  uint32_t planeBytes[4] = {};
+  uint8_t cll = 0;
+  uint8_t subsampling = 0;
+  uint16_t reserved = 0;
+  if (!r.u32(planeBytes[0]) || !r.u32(planeBytes[1]) || !r.u32(planeBytes[2]) || !r.u32(planeBytes[3]) ||
+      !r.u8(cll) || !r.u8(subsampling) || !r.u16(reserved))
+    return bad("stream shorter than its header");
+  if (cll < 1 || cll > 7)
+    return bad("colour loss level out of range");
+  const bool cs = subsampling != 0;
+  const uint64_t total = uint64_t(planeBytes[0]) + planeBytes[1] + planeBytes[2] + planeBytes[3];
+  if (total != r.remaining())
+    return bad("plane sizes do not match the stream");
+
+  const uint32_t w = out.width;
+  const uint32_t h = out.height;
+  const uint32_t paddedW = (w + 7) / 8 * 8; // subsampled planes are encoded 8-column aligned
+  const uint32_t paddedH = (h + 1) / 2 * 2;
+  struct Plane {
+    int channel;
+    uint32_t width;
+    uint32_t height;
+    bool subsampled;
+  };
+  const Plane planes[4] = {
+      {2, cs ? paddedW : w, h, false},                     // luma
+      {1, cs ? paddedW / 2 : w, cs ? paddedH / 2 : h, cs}, // orange chroma
+      {0, cs ? paddedW / 2 : w, cs ? paddedH / 2 : h, cs}, // green chroma
+      {-1, w, h, false},                                   // alpha: validated only
+  };
+  for (int i = 0; i < 4; ++i) {
+    const Plane& p = planes[i];
+    const uint64_t size = uint64_t(p.width) * p.height;
+    std::span<const uint8_t> bytes;
+    r.take(planeBytes[i], bytes); // the total was checked above
+    PlaneSink sink(out, p.channel, p.width, p.subsampled);
+    if (bytes.empty()) {
+      sink.put(0xFF, size); // an absent plane is all 0xFF
+    } else if (bytes.size() == size) {
+      for (uint8_t v : bytes)
+        sink.put(v, 1);
+    } else if (bytes.size() > size) {
+      return bad("plane longer than its raw size");
+    } else if (const auto rle = decodeRle(bytes, size, sink); front::isViolation(rle)) {
+      return rle;
+    }
+  }
+
+  // AYCoCg to BGRX (MS-RDPNSC 3.1.8, MS-RDPEGDI 3.1.9.1.2): shift = CLL - 1 restores the colour loss and the
+  // halving of the chroma in one step.
+  const int shift = cll - 1;
+  const uint32_t block = cs ? 2 : 1;
+  for (uint32_t y0 = 0; y0 < h; y0 += block)
+    for (uint32_t x0 = 0; x0 < w; x0 += block) {
+      const uint8_t* c = out.at(x0, y0);
+      const int co = int8_t(uint8_t(c[1] << shift));
+      const int cg = int8_t(uint8_t(c[0] << shift));
+      for (uint32_t y = y0; y < y0 + block && y < h; ++y)
+        for (uint32_t x = x0; x < x0 + block && x < w; ++x) {
+          uint8_t* d = out.at(x, y);
+          const int luma = d[2];
+          d[0] = clamp255(luma - co - cg);
+          d[1] = clamp255(luma + cg);
+          d[2] = clamp255(luma + co - cg);
+          d[3] = 0xFF;
+        }
+    }
+  return Ok{};
+}
+
+} // namespace gc::codec
