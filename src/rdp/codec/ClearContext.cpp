@@ -134,6 +134,29 @@ struct ClearContext::Storage {
   uint8_t shortVBarWritten[kShortVBarEntries];
   uint16_t glyphWidth[kGlyphEntries]; // 0: no glyph stored
   uint16_t glyphHeight[kGlyphEntries];
+  // Every slot written since the last wipe, once each (V-bars, then short V-bars, then glyphs):
+  // wipe() zeroes those and nothing else.
+  uint32_t dirty[kVBarEntries + kShortVBarEntries + kGlyphEntries];
+  uint32_t dirtyCount;
+
+  void noteVBar(uint32_t i, uint32_t height) {
+    if (vbarWritten[i] == 0)
+      dirty[dirtyCount++] = i;
+    if (vbarWritten[i] < height)
+      vbarWritten[i] = uint8_t(height);
+  }
+  void noteShortVBar(uint32_t i, uint32_t count) {
+    if (count == 0)
+      return;
+    if (shortVBarWritten[i] == 0)
+      dirty[dirtyCount++] = kVBarEntries + i;
+    if (shortVBarWritten[i] < count)
+      shortVBarWritten[i] = uint8_t(count);
+  }
+  void noteGlyph(uint32_t i) {
+    if (glyphWidth[i] == 0)
+      dirty[dirtyCount++] = kVBarEntries + kShortVBarEntries + i;
+  }
 };
 
 void ClearContext::FreeStorage::operator()(Storage* s) const {
@@ -167,24 +190,24 @@ void ClearContext::wipe() {
   if (!s)
     return;
   // Only what was written: the rest was never touched (and never became resident).
-  for (uint32_t i = 0; i < kVBarEntries; ++i)
-    if (s->vbarWritten[i]) {
+  for (uint32_t k = 0; k < s->dirtyCount; ++k) {
+    uint32_t i = s->dirty[k];
+    if (i < kVBarEntries) {
       secureZero(s->vbars[i], size_t(s->vbarWritten[i]) * kStoredBytesPerPixel);
       s->vbarWritten[i] = 0;
       s->vbarHeight[i] = 0;
-    }
-  for (uint32_t i = 0; i < kShortVBarEntries; ++i)
-    if (s->shortVBarWritten[i]) {
+    } else if ((i -= kVBarEntries) < kShortVBarEntries) {
       secureZero(s->shortVBars[i], size_t(s->shortVBarWritten[i]) * kStoredBytesPerPixel);
       s->shortVBarWritten[i] = 0;
-    }
-  secureZero(s->shortVBarCount, sizeof s->shortVBarCount);
-  for (uint32_t i = 0; i < kGlyphEntries; ++i)
-    if (s->glyphWidth[i]) {
+      s->shortVBarCount[i] = 0;
+    } else {
+      i -= kShortVBarEntries;
       secureZero(s->glyphs[i], size_t(s->glyphWidth[i]) * s->glyphHeight[i] * kStoredBytesPerPixel);
       s->glyphWidth[i] = 0;
       s->glyphHeight[i] = 0;
     }
+  }
+  s->dirtyCount = 0;
 }
 
 Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& out) {
@@ -270,6 +293,7 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
     if (uint64_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] > area)
       secureZero(s.glyphs[glyphIndex] + area * 3,
                  (size_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] - area) * 3);
+    s.noteGlyph(glyphIndex);
     s.glyphWidth[glyphIndex] = uint16_t(out.width);
     s.glyphHeight[glyphIndex] = uint16_t(out.height);
   }
@@ -325,8 +349,7 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
         if (s.vbarHeight[vbar] != height) {
           // As FreeRDP: the slot is used at this height (zeros where it never held pixels).
           s.vbarHeight[vbar] = uint8_t(height);
-          if (s.vbarWritten[vbar] < height)
-            s.vbarWritten[vbar] = uint8_t(height);
+          s.noteVBar(vbar, height);
         }
       } else {
         uint32_t shortIndex = 0;
@@ -352,8 +375,7 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
           m_shortVBarCursor = (m_shortVBarCursor + 1) % kShortVBarEntries;
           std::memcpy(s.shortVBars[shortIndex], px.data(), px.size());
           s.shortVBarCount[shortIndex] = uint8_t(count);
-          if (s.shortVBarWritten[shortIndex] < count)
-            s.shortVBarWritten[shortIndex] = uint8_t(count);
+          s.noteShortVBar(shortIndex, count);
         }
         // A new V-bar: background, the short bar from yOn (cut at the band's height), background.
         vbar = m_vbarCursor;
@@ -371,8 +393,7 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
           }
         }
         s.vbarHeight[vbar] = uint8_t(height);
-        if (s.vbarWritten[vbar] < height)
-          s.vbarWritten[vbar] = uint8_t(height);
+        s.noteVBar(vbar, height);
       }
       const uint8_t* v = s.vbars[vbar];
       for (uint32_t y = 0; y < height; ++y, v += 3)

@@ -14,10 +14,11 @@
 //   else. Like FreeRDP, a V-bar hit of another height than stored uses the slot's first pixels
 //   (zeros where nothing was ever stored) rather than closing the session.
 //
-// Memory: one allocation of kStorageBytes (about 19 MiB: 32768 + 16384 V-bars of 52 pixels and
-// 4000 glyphs of 1024 pixels, 3 bytes a pixel, and their sizes), made on the first decode and
-// zero-filled by the system, so only the slots the guest writes become resident. What was
-// written is zeroed on reset() and in the destructor (it held guest pixels).
+// Memory: one allocation of storageBytes() (19.3 MiB: 32768 + 16384 V-bars of 52 pixels and
+// 4000 glyphs of 1024 pixels, 3 bytes a pixel, their sizes and a list of the slots written),
+// made on the first decode and zero-filled by the system, so only the slots the guest writes
+// become resident. What was written is zeroed on reset() and in the destructor (it held guest
+// pixels), in time proportional to what was written.
 //
 // Thread: the RDP worker (one context per RDPGFX channel; not shared).
 #pragma once

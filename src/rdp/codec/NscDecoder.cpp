@@ -2,6 +2,9 @@
 
 #include "rdp/codec/ByteReader.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace gc::codec {
 
 namespace {
@@ -34,6 +37,29 @@ public:
             row[px * 4] = value;
         }
       }
+      m_x += uint32_t(n);
+      count -= n;
+      if (m_x == m_planeWidth) {
+        m_x = 0;
+        ++m_y;
+      }
+    }
+  }
+
+  // `count` values in stream order (a raw plane).
+  void put(const uint8_t* values, uint64_t count) {
+    while (count > 0) {
+      const uint64_t n = count < uint64_t(m_planeWidth - m_x) ? count : uint64_t(m_planeWidth - m_x);
+      if (m_channel >= 0 && uint64_t(m_y) * m_scale < m_out.height) {
+        uint8_t* row = m_out.row(m_y * m_scale) + m_channel;
+        const uint64_t first = m_x;
+        const uint64_t last = std::min<uint64_t>(first + n, (uint64_t(m_out.width) + m_scale - 1) / m_scale);
+        const size_t step = size_t(m_scale) * 4;
+        uint8_t* d = row + first * step;
+        for (uint64_t i = first; i < last; ++i, d += step)
+          *d = values[i - first];
+      }
+      values += n;
       m_x += uint32_t(n);
       count -= n;
       if (m_x == m_planeWidth) {
@@ -153,8 +179,7 @@ Checked<Ok> NscDecoder::decode(std::span<const uint8_t> stream, const Pixels& ou
     if (bytes.empty()) {
       sink.put(0xFF, size); // an absent plane is all 0xFF
     } else if (bytes.size() == size) {
-      for (uint8_t v : bytes)
-        sink.put(v, 1);
+      sink.put(bytes.data(), bytes.size());
     } else if (bytes.size() > size) {
       return bad("plane longer than its raw size");
     } else if (const auto rle = decodeRle(bytes, size, sink); front::isViolation(rle)) {
@@ -162,25 +187,49 @@ Checked<Ok> NscDecoder::decode(std::span<const uint8_t> stream, const Pixels& ou
     }
   }
 
-  // AYCoCg to BGRX (MS-RDPNSC 3.1.8, MS-RDPEGDI 3.1.9.1.2): shift = CLL - 1 restores the colour loss and the
-  // halving of the chroma in one step.
+  // AYCoCg to BGRX (MS-RDPNSC 3.1.8, MS-RDPEGDI 3.1.9.1.2): shift = CLL - 1 restores the colour
+  // loss and the halving of the chroma in one step; tables for the chroma bytes and the clamp
+  // (luma 0..255 plus or minus two chroma terms of -128..127: -256..511).
   const int shift = cll - 1;
-  const uint32_t block = cs ? 2 : 1;
-  for (uint32_t y0 = 0; y0 < h; y0 += block)
-    for (uint32_t x0 = 0; x0 < w; x0 += block) {
-      const uint8_t* c = out.at(x0, y0);
-      const int co = int8_t(uint8_t(c[1] << shift));
-      const int cg = int8_t(uint8_t(c[0] << shift));
-      for (uint32_t y = y0; y < y0 + block && y < h; ++y)
-        for (uint32_t x = x0; x < x0 + block && x < w; ++x) {
-          uint8_t* d = out.at(x, y);
-          const int luma = d[2];
-          d[0] = clamp255(luma - co - cg);
-          d[1] = clamp255(luma + cg);
-          d[2] = clamp255(luma + co - cg);
-          d[3] = 0xFF;
-        }
+  int16_t chroma[256];
+  for (int b = 0; b < 256; ++b)
+    chroma[b] = int8_t(uint8_t(b << shift));
+  uint8_t clampTable[768];
+  for (int v = -256; v <= 511; ++v)
+    clampTable[v + 256] = uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
+  auto toBgrx = [&](uint8_t* d, int co, int cg) {
+    const int luma = d[2];
+    const uint32_t px = uint32_t(clampTable[luma - co - cg + 256]) |
+                        (uint32_t(clampTable[luma + cg + 256]) << 8) |
+                        (uint32_t(clampTable[luma + co - cg + 256]) << 16) | 0xFF000000u;
+    std::memcpy(d, &px, 4);
+  };
+  if (!cs) {
+    for (uint32_t y = 0; y < h; ++y) {
+      uint8_t* d = out.row(y);
+      for (uint32_t x = 0; x < w; ++x, d += 4)
+        toBgrx(d, chroma[d[1]], chroma[d[0]]);
     }
+    return Ok{};
+  }
+  for (uint32_t y0 = 0; y0 < h; y0 += 2) {
+    uint8_t* row0 = out.row(y0);
+    uint8_t* row1 = y0 + 1 < h ? out.row(y0 + 1) : nullptr;
+    for (uint32_t x0 = 0; x0 < w; x0 += 2) {
+      uint8_t* d = row0 + size_t(x0) * 4;
+      const int co = chroma[d[1]];
+      const int cg = chroma[d[0]];
+      const bool second = x0 + 1 < w;
+      toBgrx(d, co, cg);
+      if (second)
+        toBgrx(d + 4, co, cg);
+      if (row1) {
+        toBgrx(row1 + size_t(x0) * 4, co, cg);
+        if (second)
+          toBgrx(row1 + size_t(x0) * 4 + 4, co, cg);
+      }
+    }
+  }
   return Ok{};
 }
 

@@ -1,6 +1,7 @@
 #include "rdp/codec/PlanarDecoder.h"
 
 #include <cstddef>
+#include <cstring>
 
 namespace gc::codec {
 
@@ -62,44 +63,55 @@ Checked<size_t> decodeRlePlane(std::span<const uint8_t> in, const PlaneView& v) 
         x += raw + run;
         continue;
       }
+      const size_t step = v.colStep;
+      uint8_t* d = row + size_t(x) * step;
+      const uint8_t* src = in.data() + pos;
+      pos += raw;
+      x += raw + run;
       if (!above) {
-        for (uint32_t i = 0; i < raw; ++i, ++x) {
-          last = in[pos++];
-          row[size_t(x) * v.colStep] = uint8_t(last);
-        }
-        for (uint32_t i = 0; i < run; ++i, ++x)
-          row[size_t(x) * v.colStep] = uint8_t(last);
+        for (uint32_t i = 0; i < raw; ++i, d += step)
+          *d = uint8_t(last = src[i]);
+        for (uint32_t i = 0; i < run; ++i, d += step)
+          *d = uint8_t(last);
       } else {
-        for (uint32_t i = 0; i < raw; ++i, ++x) {
-          const uint8_t d = in[pos++];
-          last = (d & 1) ? -int(d >> 1) - 1 : int(d >> 1);
-          const size_t at = size_t(x) * v.colStep;
-          row[at] = uint8_t(above[at] + last);
+        const uint8_t* a = d - v.rowStep;
+        for (uint32_t i = 0; i < raw; ++i, d += step, a += step) {
+          const uint8_t delta = src[i];
+          last = (delta & 1) ? -int(delta >> 1) - 1 : int(delta >> 1);
+          *d = uint8_t(*a + last);
         }
-        for (uint32_t i = 0; i < run; ++i, ++x) {
-          const size_t at = size_t(x) * v.colStep;
-          row[at] = uint8_t(above[at] + last);
-        }
+        for (uint32_t i = 0; i < run; ++i, d += step, a += step)
+          *d = uint8_t(*a + last);
       }
     }
   }
   return pos;
 }
 
-inline uint8_t clamp255(int v) {
-  return uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
-}
-
 // YCoCg to BGRX (MS-RDPEGDI 3.1.9.1.2): the chroma values come shifted by the colour loss
-// level; shift = CLL - 1 builds in the halving of Co and Cg.
-inline void ycocgToBgrx(uint8_t* d, int y, uint8_t co, uint8_t cg, int shift, uint8_t a) {
-  const int cgv = int8_t(uint8_t(cg << shift));
-  const int cov = int8_t(uint8_t(co << shift));
-  const int t = y - cgv;
-  d[0] = clamp255(t + cov);
-  d[1] = clamp255(y + cgv);
-  d[2] = clamp255(t - cov);
-  d[3] = a;
+// level; shift = CLL - 1 builds in the halving of Co and Cg. The tables hold, for every byte,
+// the signed chroma value it stands for, and the clamp of every sum the conversion can make
+// (luma 0..255 plus or minus two chroma terms of -128..127: -256..511).
+struct Tables {
+  int16_t chroma[256];
+  uint8_t clamp[768];
+  explicit Tables(int shift) {
+    for (int b = 0; b < 256; ++b)
+      chroma[b] = int8_t(uint8_t(b << shift));
+    for (int v = -256; v <= 511; ++v)
+      clamp[v + 256] = uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
+  }
+  void toBgrx(uint8_t* d, int y, int co, int cg, uint32_t alpha) const {
+    const int t = y - cg;
+    const uint32_t px = uint32_t(clamp[t + co + 256]) | (uint32_t(clamp[y + cg + 256]) << 8) |
+                        (uint32_t(clamp[t - co + 256]) << 16) | (alpha << 24);
+    std::memcpy(d, &px, 4);
+  }
+};
+
+inline void storeBgrx(uint8_t* d, uint8_t b, uint8_t g, uint8_t r, uint32_t alpha) {
+  const uint32_t px = uint32_t(b) | (uint32_t(g) << 8) | (uint32_t(r) << 16) | (alpha << 24);
+  std::memcpy(d, &px, 4);
 }
 
 } // namespace
@@ -140,21 +152,30 @@ Checked<Ok> PlanarDecoder::decode(std::span<const uint8_t> stream, const Pixels&
     const uint8_t* p0 = body.data() + (hasAlpha ? planeSize : 0);
     const uint8_t* p1 = p0 + planeSize;
     const uint8_t* p2 = p1 + chromaSize;
+    const Tables tables(shift);
     for (uint32_t r = 0; r < h; ++r) {
       uint8_t* d = out.row(pixelRow(r));
-      const size_t rowAt = size_t(r) * w;
-      const size_t chromaRowAt = size_t(cs ? r / 2 : r) * subW;
+      const size_t at = size_t(r) * w;
+      const uint8_t* pa = keepAlpha ? a + at : nullptr;
+      if (cll == 0) {
+        const uint8_t* rp = p0 + at;
+        const uint8_t* gp = p1 + at;
+        const uint8_t* bp = p2 + at;
+        if (pa)
+          for (uint32_t x = 0; x < w; ++x, d += 4)
+            storeBgrx(d, bp[x], gp[x], rp[x], pa[x]);
+        else
+          for (uint32_t x = 0; x < w; ++x, d += 4)
+            storeBgrx(d, bp[x], gp[x], rp[x], 0xFF);
+        continue;
+      }
+      const uint8_t* yp = p0 + at;
+      const size_t chromaAt = size_t(cs ? r / 2 : r) * subW;
+      const uint8_t* cop = p1 + chromaAt;
+      const uint8_t* cgp = p2 + chromaAt;
       for (uint32_t x = 0; x < w; ++x, d += 4) {
-        const uint8_t alpha = keepAlpha ? a[rowAt + x] : 0xFF;
-        if (cll == 0) {
-          d[0] = p2[rowAt + x];
-          d[1] = p1[rowAt + x];
-          d[2] = p0[rowAt + x];
-          d[3] = alpha;
-        } else {
-          const size_t c = chromaRowAt + (cs ? x / 2 : x);
-          ycocgToBgrx(d, p0[rowAt + x], p1[c], p2[c], shift, alpha);
-        }
+        const uint32_t c = cs ? x / 2 : x;
+        tables.toBgrx(d, yp[x], tables.chroma[cop[c]], tables.chroma[cgp[c]], pa ? pa[x] : 0xFF);
       }
     }
     return Ok{};
@@ -203,18 +224,34 @@ Checked<Ok> PlanarDecoder::decode(std::span<const uint8_t> stream, const Pixels&
       }
     return Ok{};
   }
-  const uint32_t blockH = cs ? 2 : 1;
-  const uint32_t blockW = cs ? 2 : 1;
-  for (uint32_t r0 = 0; r0 < h; r0 += blockH) {
-    for (uint32_t x0 = 0; x0 < w; x0 += blockW) {
-      const uint8_t* c = out.at(x0, pixelRow(r0)); // this block's chroma
-      const uint8_t co = c[1];
-      const uint8_t cg = c[0];
-      for (uint32_t r = r0; r < r0 + blockH && r < h; ++r)
-        for (uint32_t x = x0; x < x0 + blockW && x < w; ++x) {
-          uint8_t* d = out.at(x, pixelRow(r));
-          ycocgToBgrx(d, d[2], co, cg, shift, keepAlpha ? d[3] : 0xFF);
-        }
+  const Tables tables(shift);
+  auto alphaOf = [&](const uint8_t* d) { return keepAlpha ? uint32_t(d[3]) : 0xFFu; };
+  if (!cs) {
+    for (uint32_t y = 0; y < h; ++y) {
+      uint8_t* d = out.row(y);
+      for (uint32_t x = 0; x < w; ++x, d += 4)
+        tables.toBgrx(d, d[2], tables.chroma[d[1]], tables.chroma[d[0]], alphaOf(d));
+    }
+    return Ok{};
+  }
+  // Subsampled: each 2x2 block's chroma sits in its top-left pixel (stream order).
+  for (uint32_t r0 = 0; r0 < h; r0 += 2) {
+    uint8_t* row0 = out.row(pixelRow(r0));
+    uint8_t* row1 = r0 + 1 < h ? out.row(pixelRow(r0 + 1)) : nullptr;
+    for (uint32_t x0 = 0; x0 < w; x0 += 2) {
+      uint8_t* d = row0 + size_t(x0) * 4;
+      const int co = tables.chroma[d[1]];
+      const int cg = tables.chroma[d[0]];
+      const bool second = x0 + 1 < w;
+      tables.toBgrx(d, d[2], co, cg, alphaOf(d));
+      if (second)
+        tables.toBgrx(d + 4, d[6], co, cg, alphaOf(d + 4));
+      if (row1) {
+        uint8_t* e = row1 + size_t(x0) * 4;
+        tables.toBgrx(e, e[2], co, cg, alphaOf(e));
+        if (second)
+          tables.toBgrx(e + 4, e[6], co, cg, alphaOf(e + 4));
+      }
     }
   }
   return Ok{};

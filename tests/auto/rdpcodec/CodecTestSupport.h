@@ -6,6 +6,8 @@
 #include "rdp/front/Violation.h"
 
 #include <QByteArray>
+#include <QDir>
+#include <QFile>
 #include <QString>
 #include <QtGlobal>
 
@@ -158,6 +160,27 @@ inline std::string ruleOf(const gc::front::Checked<gc::front::Ok>& r) {
   if (const auto* v = std::get_if<gc::front::Violation>(&r))
     return std::string(v->rule);
   return {};
+}
+
+// Seeds for the fuzz targets (tests/fuzz/corpus/<target>/), written by each suite's
+// writesFuzzSeeds() only when GC_CODEC_SEED_DIR names the corpus directory; false otherwise.
+inline bool seedDirectory(QString& dir) {
+  dir = qEnvironmentVariable("GC_CODEC_SEED_DIR");
+  return !dir.isEmpty();
+}
+inline bool writeSeed(const QString& dir, const char* target, const QString& name,
+                      std::span<const uint8_t> bytes) {
+  if (bytes.size() > 8192)
+    return false; // the fuzzers' max_len
+  const QString path = dir + QLatin1Char('/') + QLatin1String(target);
+  QDir().mkpath(path);
+  QFile f(path + QLatin1Char('/') + name);
+  return f.open(QIODevice::WriteOnly | QIODevice::Truncate) &&
+         f.write(toQByteArray(bytes)) == qint64(bytes.size());
+}
+// A fuzz input of messages: each a 16-bit little-endian length and its bytes.
+inline void appendMessage(Bytes& input, std::span<const uint8_t> message) {
+  input.u16(unsigned(message.size())).bytes(message);
 }
 
 } // namespace codectest

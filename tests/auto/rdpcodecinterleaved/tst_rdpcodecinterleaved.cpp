@@ -241,6 +241,34 @@ private slots:
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
   }
 
+  // Seeds for fuzz_interleaved: width - 1, height - 1, depth index (15, 16, 24), stream.
+  void writesFuzzSeeds() {
+    QString dir;
+    if (!seedDirectory(dir))
+      QSKIP("GC_CODEC_SEED_DIR not set");
+    int n = 0;
+    const uint32_t depths[3] = {15, 16, 24};
+    for (uint8_t d = 0; d < 3; ++d) {
+      const uint32_t bpp = depths[d];
+      auto seed = [&](uint32_t w, uint32_t h, const std::vector<uint8_t>& stream) {
+        Bytes b;
+        b.u8(w - 1).u8(h - 1).u8(d).bytes(stream);
+        QVERIFY(writeSeed(dir, "interleaved", QStringLiteral("seed-%1").arg(n++, 2, 10, QLatin1Char('0')),
+                          b.span()));
+      };
+      InterleavedCtx enc;
+      std::vector<uint8_t> stream(64 * 64 * 4 + 1024);
+      UINT32 size = UINT32(stream.size());
+      const auto pic = makePicture(32, 16, Pattern::Text);
+      QVERIFY(interleaved_compress(enc.p, stream.data(), &size, 32, 16, pic.data(), PIXEL_FORMAT_BGRX32,
+                                   32 * 4, 0, 0, nullptr, bpp));
+      stream.resize(size);
+      seed(32, 16, stream);
+      seed(13, 9, orderSoup(13, 9, bpp, 11 + d));
+      seed(40, 3, orderSoup(40, 3, bpp, 23 + d));
+    }
+  }
+
   void refusesMalformedStreams_data() {
     QTest::addColumn<QByteArray>("stream");
     QTest::addColumn<uint>("w");

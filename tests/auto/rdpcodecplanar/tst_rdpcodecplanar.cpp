@@ -3,6 +3,7 @@
 // alpha), and one refusal per rule.
 #include "rdp/codec/PlanarDecoder.h"
 #include "tests/auto/rdpcodec/CodecTestSupport.h"
+#include "tests/auto/rdpcodec/PlanarSpecEncoder.h"
 
 #include <QTest>
 
@@ -18,129 +19,6 @@ using gc::codec::PlanarDecoder;
 using namespace codectest;
 
 namespace {
-
-// ---- a spec encoder (MS-RDPEGDI 2.2.2.5.1) for what FreeRDP's encoder does not produce ----
-
-struct PlanarFlags {
-  unsigned cll = 0;
-  bool cs = false;
-  bool rle = false;
-  bool na = false;
-  bool bottomUp = false;
-  bool pad = true; // raw streams: the pad byte the spec asks for
-};
-
-// One scanline of RLE symbols (values on the first scanline, encoded deltas after).
-void rleRow(const uint8_t* sym, uint32_t n, std::vector<uint8_t>& out) {
-  std::vector<uint8_t> raw;
-  uint8_t last = 0;
-  auto flush = [&](uint32_t run) {
-    out.push_back(uint8_t((raw.size() << 4) | run));
-    out.insert(out.end(), raw.begin(), raw.end());
-    raw.clear();
-  };
-  auto pushRaw = [&](uint8_t s) {
-    if (raw.size() == 15)
-      flush(0);
-    raw.push_back(s);
-    last = s;
-  };
-  uint32_t i = 0;
-  while (i < n) {
-    uint32_t k = 1;
-    while (i + k < n && sym[i + k] == sym[i])
-      ++k;
-    if (k < 3) {
-      pushRaw(sym[i++]);
-      continue;
-    }
-    if (!(raw.empty() && sym[i] == last)) {
-      pushRaw(sym[i++]);
-      --k;
-    }
-    if (k < 3) {
-      while (k--)
-        pushRaw(sym[i++]);
-      continue;
-    }
-    const uint32_t r = std::min<uint32_t>(k, 15);
-    flush(r);
-    i += r;
-    k -= r;
-    while (k >= 16) {
-      const uint32_t m = std::min<uint32_t>(k, 47);
-      out.push_back(uint8_t(m >= 32 ? ((m - 32) << 4) | 2 : ((m - 16) << 4) | 1));
-      i += m;
-      k -= m;
-    }
-    if (k >= 3) {
-      out.push_back(uint8_t(k));
-      i += k;
-    }
-  }
-  if (!raw.empty())
-    flush(0);
-}
-
-std::vector<uint8_t> rlePlane(const std::vector<uint8_t>& plane, uint32_t w, uint32_t h) {
-  std::vector<uint8_t> out;
-  std::vector<uint8_t> sym(w);
-  for (uint32_t y = 0; y < h; ++y) {
-    for (uint32_t x = 0; x < w; ++x) {
-      const uint8_t cur = plane[size_t(y) * w + x];
-      if (y == 0) {
-        sym[x] = cur;
-      } else {
-        const int d = int8_t(uint8_t(cur - plane[size_t(y - 1) * w + x]));
-        sym[x] = uint8_t(d >= 0 ? 2 * d : 2 * -d - 1);
-      }
-    }
-    rleRow(sym.data(), w, out);
-  }
-  return out;
-}
-
-std::vector<uint8_t> encodePlanar(const std::vector<uint8_t>& bgrx, uint32_t w, uint32_t h, PlanarFlags f) {
-  const uint32_t subW = f.cs ? (w + 1) / 2 : w;
-  const uint32_t subH = f.cs ? (h + 1) / 2 : h;
-  std::vector<uint8_t> a(size_t(w) * h), p0(size_t(w) * h), p1(size_t(subW) * subH), p2(size_t(subW) * subH);
-  const int shift = f.cll > 0 ? int(f.cll) - 1 : 0;
-  for (uint32_t r = 0; r < h; ++r)
-    for (uint32_t x = 0; x < w; ++x) {
-      const uint32_t y = f.bottomUp ? h - 1 - r : r;
-      const uint8_t* px = &bgrx[(size_t(y) * w + x) * 4];
-      const int B = px[0], G = px[1], R = px[2];
-      a[size_t(r) * w + x] = px[3];
-      const bool chromaSample = !f.cs || (x % 2 == 0 && r % 2 == 0);
-      const size_t c = f.cs ? size_t(r / 2) * subW + x / 2 : size_t(r) * w + x;
-      if (f.cll == 0) {
-        p0[size_t(r) * w + x] = uint8_t(R);
-        p1[c] = uint8_t(G);
-        p2[c] = uint8_t(B);
-      } else {
-        const int Y = (R + 2 * G + B) / 4;
-        p0[size_t(r) * w + x] = uint8_t(Y);
-        if (chromaSample) {
-          p1[c] = uint8_t(((B - R) / 2) >> shift);
-          p2[c] = uint8_t((G - Y) >> shift);
-        }
-      }
-    }
-  std::vector<uint8_t> s;
-  s.push_back(uint8_t(f.cll | (f.cs ? 0x08 : 0) | (f.rle ? 0x10 : 0) | (f.na ? 0x20 : 0)));
-  auto add = [&](const std::vector<uint8_t>& p, uint32_t pw, uint32_t ph) {
-    const std::vector<uint8_t> e = f.rle ? rlePlane(p, pw, ph) : p;
-    s.insert(s.end(), e.begin(), e.end());
-  };
-  if (!f.na)
-    add(a, w, h);
-  add(p0, w, h);
-  add(p1, subW, subH);
-  add(p2, subW, subH);
-  if (!f.rle && f.pad)
-    s.push_back(0);
-  return s;
-}
 
 // ---- FreeRDP's side ----
 
@@ -298,6 +176,43 @@ private slots:
     }
   }
 
+  // Planes of random bytes: every chroma and luma value, so every clamp of the conversion.
+  void decodesRandomPlanesLikeFreeRdp_data() {
+    QTest::addColumn<uint>("cll");
+    QTest::addColumn<bool>("cs");
+    QTest::addColumn<bool>("rle");
+    QTest::addColumn<bool>("na");
+    for (uint cll = 0; cll <= 7; ++cll)
+      for (bool cs : {false, true})
+        for (bool rle : {false, true})
+          for (bool na : {false, true})
+            if (!(cs && cll == 0))
+              QTest::addRow("cll%u%s-%s%s", cll, cs ? "-cs" : "", rle ? "rle" : "raw", na ? "" : "-alpha")
+                  << cll << cs << rle << na;
+  }
+  void decodesRandomPlanesLikeFreeRdp() {
+    QFETCH(uint, cll);
+    QFETCH(bool, cs);
+    QFETCH(bool, rle);
+    QFETCH(bool, na);
+    const uint32_t w = 77, h = 45;
+    PlanarFlags f;
+    f.cll = cll, f.cs = cs, f.rle = rle, f.na = na, f.randomPlanes = true,
+    f.seed = cll * 8 + cs * 4 + rle * 2 + na;
+    const auto stream = encodePlanar(makePicture(w, h, Pattern::Flat), w, h, f);
+    for (bool alpha : {false, true}) {
+      const Decoded mine = ours(stream, w, h,
+                                {PlanarDecoder::Rows::TopDown,
+                                 alpha ? PlanarDecoder::Alpha::FromStream : PlanarDecoder::Alpha::Opaque});
+      QVERIFY2(mine.ok, mine.rule.c_str());
+      QVERIFY(mine.guardIntact);
+      std::vector<uint8_t> theirs;
+      QVERIFY(freerdpDecode(stream, w, h, false, alpha ? PIXEL_FORMAT_BGRA32 : PIXEL_FORMAT_BGRX32, theirs));
+      const QString diff = firstDifference(mine.pixels, theirs, w);
+      QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    }
+  }
+
   void acceptsARawStreamWithoutItsPadByte() {
     const auto picture = makePicture(7, 5, Pattern::Noise);
     PlanarFlags f;
@@ -380,6 +295,36 @@ private slots:
     QCOMPARE(QString::fromLatin1(v.pdu.data(), qsizetype(v.pdu.size())), QStringLiteral("codec.Planar"));
     QCOMPARE(QString::fromStdString(ruleOf(r)), rule);
     QVERIFY(img.guardIntact());
+  }
+
+  // Seeds for fuzz_planar: width - 1, height - 1, options (bit 0 bottom-up, bit 1 alpha), stream.
+  void writesFuzzSeeds() {
+    QString dir;
+    if (!seedDirectory(dir))
+      QSKIP("GC_CODEC_SEED_DIR not set");
+    int n = 0;
+    auto seed = [&](uint32_t w, uint32_t h, uint8_t options, const std::vector<uint8_t>& stream) {
+      Bytes b;
+      b.u8(w - 1).u8(h - 1).u8(options).bytes(stream);
+      QVERIFY(
+          writeSeed(dir, "planar", QStringLiteral("seed-%1").arg(n++, 2, 10, QLatin1Char('0')), b.span()));
+    };
+    for (Pattern p : {Pattern::Text, Pattern::Gradient}) {
+      const auto pic = makePicture(24, 16, p);
+      seed(24, 16, 0, freerdpEncode(pic, 24, 16, PLANAR_FORMAT_HEADER_RLE | PLANAR_FORMAT_HEADER_NA, true));
+      seed(24, 16, 3, freerdpEncode(pic, 24, 16, PLANAR_FORMAT_HEADER_RLE, false));
+      for (unsigned cll : {1u, 3u})
+        for (bool cs : {false, true})
+          for (bool rle : {false, true}) {
+            PlanarFlags f;
+            f.cll = cll, f.cs = cs, f.rle = rle, f.na = cll == 3;
+            seed(rle ? 24 : 9, rle ? 16 : 7, uint8_t(cll == 3 ? 2 : 1),
+                 encodePlanar(pic, rle ? 24 : 9, rle ? 16 : 7, f));
+          }
+    }
+    PlanarFlags raw;
+    raw.na = true;
+    seed(5, 3, 0, encodePlanar(makePicture(5, 3, Pattern::Noise), 5, 3, raw));
   }
 
   // The attack: a YCoCg + RLE stream for more pixels than the bitmap. FreeRDP 3.10.3

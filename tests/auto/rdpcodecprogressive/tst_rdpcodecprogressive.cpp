@@ -258,6 +258,39 @@ private slots:
     QVERIFY(theirs.decode(s) >= 0);
   }
 
+  // Seeds for fuzz_progressive: surface width - 1 and height - 1 (16 bits each), then messages
+  // (16-bit length + stream) on one surface context: FreeRDP's SIMPLE tiles, a FIRST pass and
+  // its UPGRADEs, two regions in one stream.
+  void writesFuzzSeeds() {
+    QString dir;
+    if (!codectest::seedDirectory(dir))
+      QSKIP("GC_CODEC_SEED_DIR not set");
+    int n = 0;
+    auto seed = [&](uint32_t w, uint32_t h, const std::vector<Bytes>& messages) {
+      Bytes b;
+      b.u16(w - 1).u16(h - 1);
+      for (const Bytes& m : messages)
+        codectest::appendMessage(b, m.span());
+      QVERIFY(codectest::writeSeed(dir, "progressive",
+                                   QStringLiteral("seed-%1").arg(n++, 2, 10, QLatin1Char('0')), b.span()));
+    };
+    const auto pic = makePicture(100, 70, Pattern::Text);
+    seed(100, 70, {fromV(encode(pic, 100, 70))});
+    seed(100, 70, {fromV(encode(pic, 100, 70, {{5, 6, 60, 50}}))});
+    Region simple;
+    QVERIFY(parse(encode(makePicture(70, 40, Pattern::Gradient), 70, 40), simple));
+    const Region first = asFirst(simple, 3);
+    Region mid = asUpgrade(first, 1);
+    mid.progQuants = {ProgQuant{flat(3), flat(3), flat(3)}, ProgQuant{flat(2), flat(2), flat(2)}};
+    for (Tile& t : mid.tiles)
+      t.quality = 1;
+    seed(70, 40, {frame({first}), frame({mid}, false), frame({asUpgrade(first, 2)}, false)});
+    seed(70, 40, {frame({first, asUpgrade(first, 3)})});
+    Tile diff = simpleTile(0, 0);
+    diff.flags = 0x01;
+    seed(64, 64, {frame({oneTile(simpleTile(0, 0))}), frame({oneTile(diff)})});
+  }
+
   void refusesMalformedStreams_data() {
     QTest::addColumn<QByteArray>("stream");
     QTest::addColumn<QString>("rule");
