@@ -130,10 +130,6 @@ Checked<Ok> decodeRle(std::span<const uint8_t> in, uint64_t size, PlaneSink& sin
   return Ok{};
 }
 
-inline uint8_t clamp255(int v) {
-  return uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
-}
-
 } // namespace
 
 Checked<Ok> NscDecoder::decode(std::span<const uint8_t> stream, const Pixels& out) {

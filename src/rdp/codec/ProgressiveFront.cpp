@@ -178,7 +178,7 @@ private:
         if (v < 6 || v > 15)
           return bad("quantization value outside 6..15");
     }
-    m_progQuant.resize(numProgQuant);
+    m_numProgQuant = numProgQuant;
     for (uint32_t i = 0; i < numProgQuant; ++i) {
       uint8_t quality = 0; // "SHOULD be ignored by the decoder"
       r.u8(quality);
@@ -221,7 +221,9 @@ private:
     }
     if (count != numTiles)
       return bad("tile count does not match numTiles");
-    m_f.m_lastRects.swap(m_f.m_regionRects); // what FreeRDP clips with from now on
+    // What FreeRDP clips with once the stream is through (committed by check()).
+    m_f.m_pendingRects.swap(m_f.m_regionRects);
+    m_f.m_havePending = true;
     return Ok{};
   }
 
@@ -230,7 +232,7 @@ private:
                        uint32_t serial) {
     if (qy >= m_numQuant || qcb >= m_numQuant || qcr >= m_numQuant)
       return bad("quantization index out of range");
-    if (quality != kFullQuality && quality >= m_progQuant.size())
+    if (quality != kFullQuality && quality >= m_numProgQuant)
       return bad("quality index out of range");
     if (xIdx >= m_s.gridWidth || yIdx >= m_s.gridHeight)
       return bad("tile outside the surface");
@@ -316,8 +318,9 @@ private:
   ProgressiveFront& m_f;
   Surface& m_s;
   Quant m_quant[7] = {};
-  std::vector<std::array<Quant, 3>> m_progQuant;
+  std::array<Quant, 3> m_progQuant[255] = {};
   uint32_t m_numQuant = 0;
+  uint32_t m_numProgQuant = 0;
 };
 
 ProgressiveFront::ProgressiveFront(const front::Limits& limits) : m_limits(limits) {}
@@ -373,16 +376,17 @@ Checked<ProgressiveFront::Update> ProgressiveFront::check(uint16_t surfaceId,
     return bad("no surface context for the surface");
   m_tiles.clear();
   m_undo.clear();
-  const std::vector<Rect> lastBefore = m_lastRects; // restored if the stream is refused
+  m_havePending = false;
   uint32_t regions = 0;
   Parser parser(*this, *s);
   if (auto res = parser.stream(stream, regions); front::isViolation(res)) {
     for (auto it = m_undo.rbegin(); it != m_undo.rend(); ++it)
       s->tiles[it->first] = it->second;
-    m_lastRects = lastBefore;
     m_tiles.clear();
     return std::get<Violation>(res);
   }
+  if (m_havePending)
+    m_lastRects.swap(m_pendingRects);
   m_clip.clear();
   for (Rect r : m_lastRects) {
     // Remembered rectangles may come from another surface: clip them to this one.

@@ -111,8 +111,10 @@ private:
   front::Limits m_limits;
   std::vector<Surface> m_surfaces;
   uint32_t m_regionSerial = 0;
-  std::vector<Rect> m_lastRects;   // FreeRDP's remembered region (shared by all surfaces)
-  std::vector<Rect> m_regionRects; // the region being parsed
+  std::vector<Rect> m_lastRects;    // FreeRDP's remembered region (shared by all surfaces)
+  std::vector<Rect> m_regionRects;  // the region being parsed
+  std::vector<Rect> m_pendingRects; // the stream's last region, until the stream is accepted
+  bool m_havePending = false;
   std::vector<Rect> m_clip;
   std::vector<Tile> m_tiles;
   std::vector<std::pair<size_t, TileState>> m_undo;
