@@ -122,12 +122,25 @@ Checked<Ok> rlex(std::span<const uint8_t> bytes, const Pixels& out) {
 
 } // namespace
 
-// Every slot is fixed-size; the per-slot sizes say what a slot holds, the high-water marks
-// what has ever been written into it (what reset() must zero).
+// Every slot is fixed-size and lives in a block of slots allocated when one of them is first
+// written (so what is resident follows what the guest stored, whatever the allocator does
+// with one large request); a slot of a block never allocated reads as zeros. The per-slot
+// sizes say what a slot holds, the high-water marks what has ever been written into it.
 struct ClearContext::Storage {
-  uint8_t vbars[kVBarEntries][kVBarBytes];
-  uint8_t shortVBars[kShortVBarEntries][kVBarBytes];
-  uint8_t glyphs[kGlyphEntries][kGlyphBytes];
+  static constexpr uint32_t kVBarsPerBlock = 256; // 39 KiB blocks
+  static constexpr uint32_t kGlyphsPerBlock = 16; // 48 KiB blocks
+  static constexpr uint32_t kVBarBlocks = kVBarEntries / kVBarsPerBlock;
+  static constexpr uint32_t kShortVBarBlocks = kShortVBarEntries / kVBarsPerBlock;
+  static constexpr uint32_t kGlyphBlocks = kGlyphEntries / kGlyphsPerBlock;
+  static_assert(kVBarEntries % kVBarsPerBlock == 0 && kShortVBarEntries % kVBarsPerBlock == 0 &&
+                kGlyphEntries % kGlyphsPerBlock == 0);
+  static constexpr size_t kVBarBlockBytes = size_t(kVBarsPerBlock) * kVBarBytes;
+  static constexpr size_t kGlyphBlockBytes = size_t(kGlyphsPerBlock) * kGlyphBytes;
+
+  uint8_t* vbarBlocks[kVBarBlocks];
+  uint8_t* shortVBarBlocks[kShortVBarBlocks];
+  uint8_t* glyphBlocks[kGlyphBlocks];
+  uint32_t blocks; // allocated, all kinds
   uint8_t vbarHeight[kVBarEntries];
   uint8_t vbarWritten[kVBarEntries];
   uint8_t shortVBarCount[kShortVBarEntries];
@@ -138,6 +151,42 @@ struct ClearContext::Storage {
   // wipe() zeroes those and nothing else.
   uint32_t dirty[kVBarEntries + kShortVBarEntries + kGlyphEntries];
   uint32_t dirtyCount;
+
+  static uint8_t* slot(uint8_t** blocks, uint32_t i, uint32_t perBlock, size_t slotBytes, size_t blockBytes,
+                       uint32_t& allocated) {
+    uint8_t*& block = blocks[i / perBlock];
+    if (!block) {
+      block = static_cast<uint8_t*>(std::calloc(1, blockBytes));
+      if (!block)
+        return nullptr;
+      ++allocated;
+    }
+    return block + size_t(i % perBlock) * slotBytes;
+  }
+  // A slot to write (nullptr: out of memory).
+  uint8_t* vbarForWrite(uint32_t i) {
+    return slot(vbarBlocks, i, kVBarsPerBlock, kVBarBytes, kVBarBlockBytes, blocks);
+  }
+  uint8_t* shortVBarForWrite(uint32_t i) {
+    return slot(shortVBarBlocks, i, kVBarsPerBlock, kVBarBytes, kVBarBlockBytes, blocks);
+  }
+  uint8_t* glyphForWrite(uint32_t i) {
+    return slot(glyphBlocks, i, kGlyphsPerBlock, kGlyphBytes, kGlyphBlockBytes, blocks);
+  }
+  // A slot to read: zeros when its block was never allocated.
+  const uint8_t* vbar(uint32_t i) const {
+    const uint8_t* b = vbarBlocks[i / kVBarsPerBlock];
+    return b ? b + size_t(i % kVBarsPerBlock) * kVBarBytes : kZeros;
+  }
+  const uint8_t* shortVBar(uint32_t i) const {
+    const uint8_t* b = shortVBarBlocks[i / kVBarsPerBlock];
+    return b ? b + size_t(i % kVBarsPerBlock) * kVBarBytes : kZeros;
+  }
+  const uint8_t* glyph(uint32_t i) const {
+    const uint8_t* b = glyphBlocks[i / kGlyphsPerBlock];
+    return b ? b + size_t(i % kGlyphsPerBlock) * kGlyphBytes : kZeros;
+  }
+  static const uint8_t kZeros[kGlyphBytes];
 
   void noteVBar(uint32_t i, uint32_t height) {
     if (vbarWritten[i] == 0)
@@ -157,14 +206,71 @@ struct ClearContext::Storage {
     if (glyphWidth[i] == 0)
       dirty[dirtyCount++] = kVBarEntries + kShortVBarEntries + i;
   }
+  // Zeroes what was written and frees every block.
+  void wipe() {
+    for (uint32_t k = 0; k < dirtyCount; ++k) {
+      uint32_t i = dirty[k];
+      if (i < kVBarEntries) {
+        if (uint8_t* v = vbarBlocks[i / kVBarsPerBlock])
+          secureZero(v + size_t(i % kVBarsPerBlock) * kVBarBytes,
+                     size_t(vbarWritten[i]) * kStoredBytesPerPixel);
+        vbarWritten[i] = 0;
+        vbarHeight[i] = 0;
+      } else if ((i -= kVBarEntries) < kShortVBarEntries) {
+        if (uint8_t* v = shortVBarBlocks[i / kVBarsPerBlock])
+          secureZero(v + size_t(i % kVBarsPerBlock) * kVBarBytes,
+                     size_t(shortVBarWritten[i]) * kStoredBytesPerPixel);
+        shortVBarWritten[i] = 0;
+        shortVBarCount[i] = 0;
+      } else {
+        i -= kShortVBarEntries;
+        if (uint8_t* g = glyphBlocks[i / kGlyphsPerBlock])
+          secureZero(g + size_t(i % kGlyphsPerBlock) * kGlyphBytes,
+                     size_t(glyphWidth[i]) * glyphHeight[i] * kStoredBytesPerPixel);
+        glyphWidth[i] = 0;
+        glyphHeight[i] = 0;
+      }
+    }
+    dirtyCount = 0;
+    for (uint8_t*& b : vbarBlocks) {
+      std::free(b);
+      b = nullptr;
+    }
+    for (uint8_t*& b : shortVBarBlocks) {
+      std::free(b);
+      b = nullptr;
+    }
+    for (uint8_t*& b : glyphBlocks) {
+      std::free(b);
+      b = nullptr;
+    }
+    blocks = 0;
+  }
 };
+
+const uint8_t ClearContext::Storage::kZeros[kGlyphBytes] = {};
 
 void ClearContext::FreeStorage::operator()(Storage* s) const {
   std::free(s);
 }
 
 size_t ClearContext::storageBytes() {
-  return sizeof(Storage);
+  return sizeof(Storage) +
+         size_t(Storage::kVBarBlocks + Storage::kShortVBarBlocks) * Storage::kVBarBlockBytes +
+         size_t(Storage::kGlyphBlocks) * Storage::kGlyphBlockBytes;
+}
+
+size_t ClearContext::allocatedBytes() const {
+  if (!m_storage)
+    return 0;
+  size_t bytes = sizeof(Storage);
+  for (const uint8_t* b : m_storage->vbarBlocks)
+    bytes += b ? Storage::kVBarBlockBytes : 0;
+  for (const uint8_t* b : m_storage->shortVBarBlocks)
+    bytes += b ? Storage::kVBarBlockBytes : 0;
+  for (const uint8_t* b : m_storage->glyphBlocks)
+    bytes += b ? Storage::kGlyphBlockBytes : 0;
+  return bytes;
 }
 
 ClearContext::ClearContext() = default;
@@ -186,28 +292,8 @@ void ClearContext::reset() {
 }
 
 void ClearContext::wipe() {
-  Storage* s = m_storage.get();
-  if (!s)
-    return;
-  // Only what was written: the rest was never touched (and never became resident).
-  for (uint32_t k = 0; k < s->dirtyCount; ++k) {
-    uint32_t i = s->dirty[k];
-    if (i < kVBarEntries) {
-      secureZero(s->vbars[i], size_t(s->vbarWritten[i]) * kStoredBytesPerPixel);
-      s->vbarWritten[i] = 0;
-      s->vbarHeight[i] = 0;
-    } else if ((i -= kVBarEntries) < kShortVBarEntries) {
-      secureZero(s->shortVBars[i], size_t(s->shortVBarWritten[i]) * kStoredBytesPerPixel);
-      s->shortVBarWritten[i] = 0;
-      s->shortVBarCount[i] = 0;
-    } else {
-      i -= kShortVBarEntries;
-      secureZero(s->glyphs[i], size_t(s->glyphWidth[i]) * s->glyphHeight[i] * kStoredBytesPerPixel);
-      s->glyphWidth[i] = 0;
-      s->glyphHeight[i] = 0;
-    }
-  }
-  s->dirtyCount = 0;
+  if (m_storage)
+    m_storage->wipe();
 }
 
 Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& out) {
@@ -226,7 +312,7 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
     return bad("glyph hit without a glyph index");
 
   if (!m_storage) {
-    // calloc: zero pages from the system, resident only once written.
+    // The sizes and the written-slot list (342 KiB); the pixel blocks come as slots are written.
     m_storage.reset(static_cast<Storage*>(std::calloc(1, sizeof(Storage))));
     if (!m_storage)
       return Violation::resource(kPdu, "storage could not be allocated");
@@ -254,7 +340,7 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
         return bad("glyph hit of another size than the glyph stored");
       if (!r.atEnd())
         return bad("bytes after a glyph hit");
-      const uint8_t* g = s.glyphs[glyphIndex];
+      const uint8_t* g = s.glyph(glyphIndex);
       for (uint32_t y = 0; y < out.height; ++y)
         for (uint32_t x = 0; x < out.width; ++x, g += 3)
           putPixel(out.at(x, y), g[0], g[1], g[2]);
@@ -285,14 +371,16 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
       return res;
 
   if (storeGlyph) {
-    uint8_t* g = s.glyphs[glyphIndex];
+    uint8_t* const slot = s.glyphForWrite(glyphIndex);
+    if (!slot)
+      return Violation::resource(kPdu, "storage could not be allocated");
+    uint8_t* g = slot;
     for (uint32_t y = 0; y < out.height; ++y)
       for (uint32_t x = 0; x < out.width; ++x, g += 3)
         std::memcpy(g, out.at(x, y), 3);
-    // The high-water mark for wipe(): the larger of what this slot ever held.
+    // A smaller glyph over a larger one: the rest of the old one goes (wipe() zeroes w x h).
     if (uint64_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] > area)
-      secureZero(s.glyphs[glyphIndex] + area * 3,
-                 (size_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] - area) * 3);
+      secureZero(slot + area * 3, (size_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] - area) * 3);
     s.noteGlyph(glyphIndex);
     s.glyphWidth[glyphIndex] = uint16_t(out.width);
     s.glyphHeight[glyphIndex] = uint16_t(out.height);
@@ -373,15 +461,20 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
             return bad("band ends before its last V-bar");
           shortIndex = m_shortVBarCursor;
           m_shortVBarCursor = (m_shortVBarCursor + 1) % kShortVBarEntries;
-          std::memcpy(s.shortVBars[shortIndex], px.data(), px.size());
+          uint8_t* const shortSlot = s.shortVBarForWrite(shortIndex);
+          if (!shortSlot)
+            return Violation::resource(kPdu, "storage could not be allocated");
+          std::memcpy(shortSlot, px.data(), px.size());
           s.shortVBarCount[shortIndex] = uint8_t(count);
           s.noteShortVBar(shortIndex, count);
         }
         // A new V-bar: background, the short bar from yOn (cut at the band's height), background.
         vbar = m_vbarCursor;
         m_vbarCursor = (m_vbarCursor + 1) % kVBarEntries;
-        uint8_t* v = s.vbars[vbar];
-        const uint8_t* sv = s.shortVBars[shortIndex];
+        uint8_t* v = s.vbarForWrite(vbar);
+        if (!v)
+          return Violation::resource(kPdu, "storage could not be allocated");
+        const uint8_t* sv = s.shortVBar(shortIndex);
         const uint32_t shortCount = s.shortVBarCount[shortIndex];
         for (uint32_t y = 0; y < height; ++y, v += 3) {
           if (y >= yOn && y - yOn < shortCount) {
@@ -395,7 +488,7 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
         s.vbarHeight[vbar] = uint8_t(height);
         s.noteVBar(vbar, height);
       }
-      const uint8_t* v = s.vbars[vbar];
+      const uint8_t* v = s.vbar(vbar);
       for (uint32_t y = 0; y < height; ++y, v += 3)
         putPixel(out.at(x, yStart + y), v[0], v[1], v[2]);
     }

@@ -14,11 +14,12 @@
 //   else. Like FreeRDP, a V-bar hit of another height than stored uses the slot's first pixels
 //   (zeros where nothing was ever stored) rather than closing the session.
 //
-// Memory: one allocation of storageBytes() (19.3 MiB: 32768 + 16384 V-bars of 52 pixels and
-// 4000 glyphs of 1024 pixels, 3 bytes a pixel, their sizes and a list of the slots written),
-// made on the first decode and zero-filled by the system, so only the slots the guest writes
-// become resident. What was written is zeroed on reset() and in the destructor (it held guest
-// pixels), in time proportional to what was written.
+// Memory: at most storageBytes() (19.3 MiB: 32768 + 16384 V-bars of 52 pixels and 4000 glyphs
+// of 1024 pixels, 3 bytes a pixel, in blocks of 256 V-bars or 16 glyphs, plus 342 KiB of sizes
+// and the list of slots written). The sizes come with the first stream, a block of slots when
+// one of its slots is first written, so what is allocated follows what the guest stored
+// (allocatedBytes()). Everything written is zeroed and every block freed on reset() and in the
+// destructor (they held guest pixels), in time proportional to what was written.
 //
 // Thread: the RDP worker (one context per RDPGFX channel; not shared).
 #pragma once
@@ -61,8 +62,9 @@ public:
   // A new channel or the end of one: everything the guest stored is zeroed and forgotten.
   void reset();
 
-  // The one allocation's size (the bound), and whether it was made.
+  // The bound on what the storages can allocate, what they hold now, and whether they exist.
   static size_t storageBytes();
+  size_t allocatedBytes() const;
   bool allocated() const { return m_storage != nullptr; }
 
 private:

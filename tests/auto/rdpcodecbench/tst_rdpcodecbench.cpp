@@ -327,14 +327,15 @@ private slots:
                                                   {out.data(), size_t(w) * 4, w, h})));
     }
     const uint64_t full = rssAnon();
+    const size_t fullAllocated = ctx->allocatedBytes();
     delete ctx;
     malloc_trim(0);
     const uint64_t after = rssAnon();
-    qInfo("ClearContext: storage %.1f MiB; RssAnon %+.1f MiB after a residual-only stream, %+.1f MiB with "
-          "every "
-          "V-bar slot written, %+.1f MiB after destruction",
-          mib(gc::codec::ClearContext::storageBytes()), mib(allocated) - mib(before), mib(full) - mib(before),
-          mib(after) - mib(before));
+    qInfo(
+        "ClearContext: bound %.1f MiB; RssAnon %+.1f MiB after a residual-only stream, %+.1f MiB with every "
+        "V-bar slot written (allocated %.1f MiB), %+.1f MiB after destruction",
+        mib(gc::codec::ClearContext::storageBytes()), mib(allocated) - mib(before), mib(full) - mib(before),
+        mib(fullAllocated), mib(after) - mib(before));
   }
 };
 

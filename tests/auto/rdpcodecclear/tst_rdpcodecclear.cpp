@@ -570,8 +570,32 @@ private slots:
     const size_t pixels = (32768u + 16384u) * 52u * 3u + 4000u * 1024u * 3u;
     QVERIFY(ClearContext::storageBytes() >= pixels);
     QVERIFY(ClearContext::storageBytes() <= pixels + 512 * 1024); // sizes and the written-slot list
-    qInfo("ClearContext storage: %zu bytes (%.1f MiB)", ClearContext::storageBytes(),
+    qInfo("ClearContext storage bound: %zu bytes (%.1f MiB)", ClearContext::storageBytes(),
           double(ClearContext::storageBytes()) / (1024.0 * 1024.0));
+  }
+
+  // What the storages hold follows what the guest stored, and goes with reset().
+  void allocatesBlocksAsSlotsAreWritten() {
+    ClearContext ctx;
+    QCOMPARE(ctx.allocatedBytes(), size_t(0));
+    Residual r;
+    r.run(1, 2, 3, 64);
+    Image img(8, 8);
+    QVERIFY(
+        !gc::front::isViolation(ctx.decode(clearStream(0, 0, &r.b, nullptr, nullptr).span(), img.pixels())));
+    const size_t sizesOnly = ctx.allocatedBytes();
+    QVERIFY(sizesOnly > 0 && sizesOnly < 512 * 1024);
+    Band b(0, 0, 0, 7, 1, 1, 1);
+    b.shortMiss(2, bgrRun(3, 5));
+    QVERIFY(
+        !gc::front::isViolation(ctx.decode(clearStream(0, 1, nullptr, &b.b, nullptr).span(), img.pixels())));
+    const size_t withBars = ctx.allocatedBytes(); // one block of V-bars, one of short V-bars
+    QCOMPARE(withBars, sizesOnly + 2 * 256 * 52 * 3);
+    QVERIFY(!gc::front::isViolation(
+        ctx.decode(clearStream(0x01, 2, &r.b, nullptr, nullptr, 999).span(), img.pixels())));
+    QCOMPARE(ctx.allocatedBytes(), withBars + 16 * 1024 * 3); // one block of glyphs
+    ctx.reset();
+    QCOMPARE(ctx.allocatedBytes(), sizesOnly);
   }
 };
 
