@@ -13,6 +13,8 @@
 #include <freerdp/gdi/gfx.h>
 #include <freerdp/input.h>
 #include <freerdp/settings.h>
+#include <freerdp/transport_io.h>
+#include <winpr/stream.h>
 #include <winpr/synch.h>
 
 #include <chrono>
@@ -30,7 +32,40 @@ struct MiniContext {
   rdpContext base;
   bool gfxActive;
   bool noGfxListener;
+  MiniRdpClient::Tap* tap;
+  pReceiveChannelData forwardChannelData;
+  pTransportRWFkt readPdu;
 };
+
+MiniContext* miniOf(rdpContext* context) {
+  return reinterpret_cast<MiniContext*>(context);
+}
+
+BOOL tappedChannelData(freerdp* instance, UINT16 channelId, const BYTE* data, size_t size, UINT32 flags,
+                       size_t totalSize) {
+  MiniContext* ctx = miniOf(instance->context);
+  if (ctx->tap != nullptr && !ctx->tap->channelData(channelId, data, size, flags, totalSize))
+    return TRUE;
+  return ctx->forwardChannelData(instance, channelId, data, size, flags, totalSize);
+}
+
+int tappedReadPdu(rdpTransport* transport, wStream* s) {
+  MiniContext* ctx = miniOf(transport_get_context(transport));
+  const int len = ctx->readPdu(transport, s);
+  // A fast-path PDU's first byte has action 0 in its low bits (a TPKT starts with 3).
+  if (len > 0 && ctx->tap != nullptr && (Stream_Buffer(s)[0] & 0x03) == 0 &&
+      !ctx->tap->fastPath(Stream_Buffer(s), static_cast<size_t>(len))) {
+    // What FreeRDP reads instead: a fast-path PDU with one empty Synchronize update (FreeRDP
+    // refuses a PDU without any).
+    static const uint8_t kSynchronize[] = {0x00, 0x05, 0x03, 0x00, 0x00};
+    Stream_SetPosition(s, 0);
+    Stream_Write(s, kSynchronize, sizeof kSynchronize);
+    Stream_SealLength(s);
+    Stream_SetPosition(s, 0);
+    return static_cast<int>(sizeof kSynchronize);
+  }
+  return len;
+}
 
 void onChannelConnected(void* ctx, const ChannelConnectedEventArgs* e) {
   auto* context = static_cast<MiniContext*>(ctx);
@@ -141,6 +176,27 @@ bool MiniRdpClient::connect(uint16_t port, const std::string& user, const std::s
   }
   m_connected = ok && freerdp_connect(m_instance);
   return m_connected;
+}
+
+void MiniRdpClient::setTap(Tap* tap) {
+  MiniContext* ctx = miniOf(m_instance->context);
+  ctx->tap = tap;
+  if (ctx->forwardChannelData == nullptr) {
+    ctx->forwardChannelData = m_instance->ReceiveChannelData;
+    m_instance->ReceiveChannelData = tappedChannelData;
+    rdpTransportIo io = *freerdp_get_io_callbacks(m_instance->context);
+    ctx->readPdu = io.ReadPdu;
+    io.ReadPdu = tappedReadPdu;
+    freerdp_set_io_callbacks(m_instance->context, &io);
+  }
+}
+
+bool MiniRdpClient::sendChannelData(uint16_t channelId, const uint8_t* data, size_t size) {
+  return m_instance->SendChannelData(m_instance, channelId, data, size) == TRUE;
+}
+
+uint16_t MiniRdpClient::channelId(const char* name) const {
+  return freerdp_channels_get_id_by_name(m_instance, name);
 }
 
 bool MiniRdpClient::pump(int ms) {

@@ -15,6 +15,23 @@ typedef struct rdp_freerdp freerdp;
 
 class MiniRdpClient {
 public:
+  // Sees what the server sends before FreeRDP does, and may keep it from FreeRDP: the hostile
+  // guest's own test decodes the attacks there instead of letting the library parse them.
+  class Tap {
+  public:
+    virtual ~Tap() = default;
+    // One chunk of a static channel (flags: CHANNEL_FLAG_FIRST/LAST); false: FreeRDP never sees it.
+    virtual bool channelData(uint16_t channelId, const uint8_t* data, size_t size, uint32_t flags,
+                             size_t totalSize) = 0;
+    // One fast-path output PDU; false: FreeRDP gets an empty one instead.
+    virtual bool fastPath(const uint8_t* data, size_t size) = 0;
+  };
+  // Before connect(). The tap must outlive the connection.
+  void setTap(Tap* tap);
+  // Raw data on a joined static channel (the tap answers for the channels it keeps).
+  bool sendChannelData(uint16_t channelId, const uint8_t* data, size_t size);
+  uint16_t channelId(const char* name) const;
+
   MiniRdpClient();
   ~MiniRdpClient();
   MiniRdpClient(const MiniRdpClient&) = delete;
