@@ -27,6 +27,9 @@ struct RdpConfig {
   QString configDir;     // a private, empty directory for FreeRDP; nothing is written there
   int connectTimeoutMs = 10000;
   ClientDesktop desktop;
+  // rdp.desktop.size_from: "server" (true) bounds the guest's size by the desktop's pixel
+  // count; "grant" (false) makes the fronts refuse any size but the desktop's (FrontGuard).
+  bool desktopSizeFromServer = true;
 };
 
 // Moved into RdpSession::start(); wiped as soon as FreeRDP holds its own copies.

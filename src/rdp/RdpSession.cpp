@@ -1,6 +1,7 @@
 #include "rdp/RdpSession.h"
 
 #include "rdp/DisconnectUltimatum.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/SessionSetup.h"
@@ -128,6 +129,8 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return fail(Refusal::Internal, QStringLiteral("cannot create the FreeRDP context"));
   reinterpret_cast<RdpContext*>(m_context)->session = this;
   reinterpret_cast<RdpContext*>(m_context)->pipeline = m_gfx.get();
+  m_front = std::make_unique<FrontGuard>(FrontGuard::limitsFor(m_config));
+  reinterpret_cast<RdpContext*>(m_context)->front = m_front.get();
 
   const bool ok = SessionSetup::configure(m_context->settings, m_config, credentials);
   if (!ok) {
@@ -227,7 +230,9 @@ void RdpSession::run() {
     freerdp_disconnect(instance);
   }
   if (!m_aborting) {
-    const Failure failure = m_guard.redirectionRefused()
+    const std::optional<Failure> refused = m_front->failure(); // a front refused a PDU
+    const Failure failure = refused ? *refused
+                            : m_guard.redirectionRefused()
                                 ? Failure{Refusal::RdpRedirectRefused, m_guard.describe()}
                                 : Failure{Refusal::RdpLost, reason};
     postToMain([this, failure] {
@@ -247,6 +252,8 @@ void RdpSession::scrubCredentialResidue() {
 }
 
 Failure RdpSession::classifyConnectFailure() const {
+  if (const std::optional<Failure> refused = m_front ? m_front->failure() : std::nullopt)
+    return *refused; // a front refused a PDU before FreeRDP parsed it
   if (m_guard.redirectionRefused())
     return {Refusal::RdpRedirectRefused, m_guard.describe()};
   if (m_certChecked && !m_certAccepted)

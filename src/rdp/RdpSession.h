@@ -47,6 +47,7 @@ struct rdp_context;
 
 namespace gc {
 
+class FrontGuard;
 class GraphicsPipeline;
 struct SessionSetup;
 struct FrameMarking;
@@ -150,6 +151,10 @@ public:
   // (ChannelReport.h). Any thread; kept after abort().
   ChannelReport::Snapshot channelReport() const;
 
+  // The validating fronts in front of FreeRDP (FrontGuard.h): what they refused, counters.
+  // Created by start(); null before. Any thread.
+  const FrontGuard* frontGuard() const { return m_front.get(); }
+
   // The surface of record (DesktopSurface.h), sized for the grant's desktop: the project's
   // RDPGFX client writes the output there. Worker only, inside FreeRDP's event processing.
   DesktopSurface& desktop() { return *m_surface; }
@@ -225,6 +230,7 @@ private:
   DesktopFrames m_frames;                    // written by the worker's EndPaint, taken on the main thread
   ConnectGuard m_guard;                      // its hooks run on the worker
   std::unique_ptr<GraphicsPipeline> m_gfx;   // its callbacks run on the worker
+  std::unique_ptr<FrontGuard> m_front;       // its hooks run on the worker
 
   // The password's forms (UTF-8, UTF-16LE, NT hash, NTOWFv2), kept (locked, dump-excluded)
   // only until the worker has scrubbed FreeRDP's copies of them after the login; the report.

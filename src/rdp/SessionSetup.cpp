@@ -3,6 +3,7 @@
 #include "rdp/CertificatePin.h"
 #include "rdp/ClientBaseline.h"
 #include "rdp/FrameMarking.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
@@ -77,6 +78,7 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->gdiFrameMarker = nullptr;
   ctx->pipeline = nullptr;
   ctx->originalReceiveChannelData = nullptr;
+  ctx->originalReadPdu = nullptr;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -167,6 +169,7 @@ BOOL SessionSetup::preConnect(freerdp* instance) {
   io.WritePdu = &writePdu;
   ctx->originalTcpConnect = io.TCPConnect;
   io.TCPConnect = &tcpConnect;
+  FrontGuard::install(instance->context, io); // every PDU read is validated before FreeRDP parses it
   return freerdp_set_io_callbacks(instance->context, &io);
 }
 
