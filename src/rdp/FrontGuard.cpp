@@ -64,6 +64,8 @@ void FrontGuard::install(rdpContext* context, rdpTransportIo& io) {
 }
 
 bool FrontGuard::checkPdu(rdpContext* context, const uint8_t* data, size_t size) {
+  if (m_redirection)
+    return false; // the connection is over: nothing after the redirection is read
   freerdp* instance = context->instance;
   if (m_pdu.wantsChannels()) {
     // FreeRDP has processed the MCS Connect Response: its channel ids are known.
@@ -141,7 +143,7 @@ bool FrontGuard::checkDynvcChunk(const uint8_t* data, size_t size, uint32_t flag
 void FrontGuard::record(const front::Violation& v) {
   {
     std::lock_guard lock(m_mutex);
-    if (m_violation)
+    if (m_violation || m_redirection)
       return;
     m_violation = v;
   }

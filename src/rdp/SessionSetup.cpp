@@ -144,7 +144,8 @@ int SessionSetup::writePdu(rdpTransport* transport, wStream* s) {
 int SessionSetup::tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
                              DWORD timeout) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
-  if (!ctx->session->m_guard.admitConnect(hostname, port)) {
+  // Once a front refused a PDU (or a redirection) the guest gets no new connection either.
+  if ((ctx->front && ctx->front->failure()) || !ctx->session->m_guard.admitConnect(hostname, port)) {
     freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
     return -1;
   }
