@@ -8,6 +8,7 @@
 #include "privacy/RunSweeper.h"
 #include "privacy/ZeroingAllocator.h"
 #include "rdp/CertificateProbe.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/RdpSession.h"
 #include "session/ControlChannel.h"
 #include "vm/DomainBinder.h"
@@ -416,10 +417,15 @@ void Console::onCredentials(Credentials& credentials) {
                                  KeyboardLayout::keyboardType(klid),
                                  KeyboardLayout::keyboardSubType(klid),
                                  KeyboardLayout::functionKeys(klid)};
+  config.desktopSizeFromServer = desktop.sizeFrom == Grant::Desktop::SizeFrom::Server;
   m_rdp = std::make_unique<RdpSession>();
   connect(m_rdp.get(), &RdpSession::connected, this, &Console::onRdpConnected);
   connect(m_rdp.get(), &RdpSession::failed, this, &Console::onRdpFailed);
-  connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) { close(f.code, f.message); });
+  connect(m_rdp.get(), &RdpSession::lost, this, [this](const Failure& f) {
+    if (const auto refused = refusedDesktop(f))
+      acceptDesktop(*refused, QStringLiteral("resize")); // closes RDP_DESKTOP_MISMATCH
+    close(f.code, f.message);
+  });
   connect(m_rdp.get(), &RdpSession::frameUpdated, this,
           [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
   connect(m_rdp.get(), &RdpSession::desktopResized, this, &Console::onRdpDesktopResized);
@@ -447,7 +453,18 @@ QJsonObject residueToJson(const ScrubReport& r) {
 }
 } // namespace
 
+// RDP_DESKTOP_MISMATCH from the validating front: the size it refused before FreeRDP applied
+// it, to be judged and recorded as one FreeRDP presented (acceptDesktop).
+std::optional<QSize> Console::refusedDesktop(const Failure& failure) const {
+  const FrontGuard* front = m_rdp ? m_rdp->frontGuard() : nullptr;
+  const auto size = front ? front->refusedDesktop() : std::nullopt;
+  if (failure.code != Refusal::RdpDesktopMismatch || !size)
+    return std::nullopt;
+  return QSize(size->width, size->height);
+}
+
 void Console::onRdpFailed(const Failure& failure) {
+  const std::optional<QSize> refused = refusedDesktop(failure);
   record(QStringLiteral("connect_failed"),
          QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
                      {QStringLiteral("attempt"), m_authAttempt},
@@ -455,6 +472,10 @@ void Console::onRdpFailed(const Failure& failure) {
   // The failed session is finished; free it from the event loop, not inside its signal.
   if (m_rdp)
     m_rdp.release()->deleteLater();
+  if (refused) {
+    acceptDesktop(*refused, QStringLiteral("connect")); // closes RDP_DESKTOP_MISMATCH
+    return;
+  }
   if (failure.code == Refusal::AuthFailed && m_authAttempt < m_options.maxAuthAttempts) {
     m_control->sendError(Refusal::AuthFailed, failure.message);
     requestCredentials();

@@ -94,6 +94,7 @@ private:
   // The presented size against the grant's rdp.desktop (recorded either way); false: the
   // console closed RDP_DESKTOP_MISMATCH. `when` is "connect" or "resize".
   bool acceptDesktop(QSize presented, const QString& when);
+  std::optional<QSize> refusedDesktop(const Failure& failure) const;
   void onFrame(const QImage& frame, const QList<QRect>& dirty);
   void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
   void sendWelcome();

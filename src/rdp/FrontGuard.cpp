@@ -146,6 +146,7 @@ void FrontGuard::record(const front::Violation& v) {
     if (m_violation || m_redirection)
       return;
     m_violation = v;
+    m_refusedDesktop = m_pdu.refusedDesktop();
   }
   qCWarning(lcRdp).nospace() << "refused a guest PDU: "
                              << QLatin1String(v.pdu.data(), qsizetype(v.pdu.size())) << ": "
@@ -157,7 +158,21 @@ std::optional<front::Violation> FrontGuard::violation() const {
   return m_violation;
 }
 
+std::optional<front::PduFront::Size> FrontGuard::refusedDesktop() const {
+  std::lock_guard lock(m_mutex);
+  return m_refusedDesktop;
+}
+
 std::optional<Failure> FrontGuard::failure() const {
+  if (const auto size = refusedDesktop(); size && !m_limits.sizeFromServer) {
+    // size_from "grant": any other size is the grant's mismatch, refused before FreeRDP resized.
+    return Failure{Refusal::RdpDesktopMismatch,
+                   QStringLiteral("the guest presented %1x%2; the grant names %3x%4")
+                       .arg(size->width)
+                       .arg(size->height)
+                       .arg(m_limits.desktopWidth)
+                       .arg(m_limits.desktopHeight)};
+  }
   if (const auto v = violation()) {
     const QString what = QLatin1String(v->pdu.data(), qsizetype(v->pdu.size())) + QStringLiteral(": ") +
                          QLatin1String(v->rule.data(), qsizetype(v->rule.size()));

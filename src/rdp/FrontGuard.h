@@ -62,6 +62,9 @@ public:
   // RDP_RESOURCE_LIMIT with "<pdu kind>: <rule>" (static strings of ours only).
   std::optional<Failure> failure() const;
   Counters counters() const;
+  // The size a refused Demand Active named, when that was the reason (RDP_DESKTOP_MISMATCH
+  // or RDP_RESOURCE_LIMIT): for the console's desktop evidence.
+  std::optional<front::PduFront::Size> refusedDesktop() const;
 
   const front::Limits& limits() const { return m_limits; }
 
@@ -81,6 +84,7 @@ private:
 
   mutable std::mutex m_mutex; // a leaf: guards m_violation
   std::optional<front::Violation> m_violation;
+  std::optional<front::PduFront::Size> m_refusedDesktop;
   std::atomic<bool> m_redirection{false};
   std::atomic<uint64_t> m_pdus{0}, m_bytes{0}, m_checkNs{0}, m_maxCheckNs{0}, m_dynvcMessages{0},
       m_dynvcNs{0};

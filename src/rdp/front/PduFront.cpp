@@ -516,8 +516,10 @@ std::optional<Violation> PduFront::checkDemandActive(std::span<const uint8_t> bo
     return bad(pdu, "lengthCombinedCapabilities differs from the sets'");
   if (bitmapSets != 1)
     return bad(pdu, "not exactly one bitmap capability set");
-  if (auto v = checkDesktop(width, height))
+  if (auto v = checkDesktop(width, height)) {
+    m_refusedDesktop = Size{width, height};
     return v;
+  }
   m_update.desktopWidth = width;
   m_update.desktopHeight = height;
   m_update.framesOpen = 0;

@@ -96,6 +96,13 @@ public:
   uint32_t desktopHeight() const { return m_update.desktopHeight; }
   uint32_t framesOpen() const { return m_update.framesOpen; }
   bool reassembling() const { return m_fragment.active(); }
+  // The desktop size of a Demand Active refused for its size (0x0 otherwise): numbers only,
+  // for the integrator's RDP_DESKTOP_MISMATCH evidence.
+  struct Size {
+    uint16_t width = 0;
+    uint16_t height = 0;
+  };
+  std::optional<Size> refusedDesktop() const { return m_refusedDesktop; }
   const Limits& limits() const { return m_limits; }
 
 private:
@@ -139,6 +146,7 @@ private:
   uint8_t m_fragmentCode = 0;
   uint32_t m_dataOffset = 0;           // where the current Send Data Indication's data starts
   std::optional<Violation> m_violated; // the first violation: everything after it is refused
+  std::optional<Size> m_refusedDesktop;
 };
 
 } // namespace gc::front
