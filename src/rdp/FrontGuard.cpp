@@ -10,6 +10,7 @@
 #include <freerdp/transport_io.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <string.h>
 
@@ -92,6 +93,8 @@ bool FrontGuard::checkPdu(rdpContext* context, const uint8_t* data, size_t size)
   m_bytes.fetch_add(size, std::memory_order_relaxed);
   m_checkNs.fetch_add(spent, std::memory_order_relaxed);
   noteMax(m_maxCheckNs, spent);
+  m_checkNsLog2[std::min<size_t>(std::bit_width(spent), m_checkNsLog2.size() - 1)].fetch_add(
+      1, std::memory_order_relaxed);
   if (const auto* v = std::get_if<front::Violation>(&result)) {
     record(*v);
     return false;
@@ -112,27 +115,39 @@ bool FrontGuard::admitDynvcChunk(rdpContext* context, const uint8_t* data, size_
 }
 
 bool FrontGuard::checkDynvcChunk(const uint8_t* data, size_t size, uint32_t flags, size_t total) {
-  if (flags & CHANNEL_FLAG_FIRST) {
-    m_inMessage = true;
-    m_headLength = 0;
-    m_total = total;
+  std::span<const uint8_t> head;
+  if ((flags & CHANNEL_FLAG_FIRST) && (flags & CHANNEL_FLAG_LAST)) {
+    // The whole message in one chunk (almost every drdynvc message): judged where it lies.
+    m_inMessage = false;
+    head = std::span<const uint8_t>(data, data ? size : 0);
+    total = head.size();
+  } else {
+    if (flags & CHANNEL_FLAG_FIRST) {
+      m_inMessage = true;
+      m_headLength = 0;
+      m_total = total;
+    }
+    if (!m_inMessage) {
+      // PduFront refuses a chunk without a first; FreeRDP's own reassembly drops it too.
+      return true;
+    }
+    const size_t take = std::min(m_head.size() - m_headLength, data ? size : 0);
+    std::copy_n(data, take, m_head.data() + m_headLength);
+    m_headLength += take;
+    if (!(flags & CHANNEL_FLAG_LAST))
+      return true;
+    m_inMessage = false;
+    head = std::span<const uint8_t>(m_head.data(), m_headLength);
+    total = m_total;
   }
-  if (!m_inMessage) {
-    // PduFront refuses a chunk without a first; FreeRDP's own reassembly drops it too.
-    return true;
-  }
-  const size_t take = std::min(m_head.size() - m_headLength, data ? size : 0);
-  std::copy_n(data, take, m_head.data() + m_headLength);
-  m_headLength += take;
-  if (!(flags & CHANNEL_FLAG_LAST))
-    return true;
-  m_inMessage = false;
   const uint64_t start = nowNs();
-  const auto result = m_dynvc.checkHead(std::span<const uint8_t>(m_head.data(), m_headLength), m_total);
+  const auto result = m_dynvc.checkHead(head, total);
   m_dynvcNs.fetch_add(nowNs() - start, std::memory_order_relaxed);
   m_dynvcMessages.fetch_add(1, std::memory_order_relaxed);
-  explicit_bzero(m_head.data(), m_headLength);
-  m_headLength = 0;
+  if (m_headLength) { // the copy held guest bytes
+    explicit_bzero(m_head.data(), m_headLength);
+    m_headLength = 0;
+  }
   if (const auto* v = std::get_if<front::Violation>(&result)) {
     record(*v);
     return false;
@@ -194,7 +209,22 @@ FrontGuard::Counters FrontGuard::counters() const {
   c.maxCheckNs = m_maxCheckNs.load();
   c.dynvcMessages = m_dynvcMessages.load();
   c.dynvcNs = m_dynvcNs.load();
+  for (size_t i = 0; i < c.checkNsLog2.size(); ++i)
+    c.checkNsLog2[i] = m_checkNsLog2[i].load();
   return c;
+}
+
+uint64_t FrontGuard::Counters::percentileNs(double fraction) const {
+  uint64_t total = 0;
+  for (uint64_t n : checkNsLog2)
+    total += n;
+  uint64_t seen = 0;
+  for (size_t i = 0; i < checkNsLog2.size(); ++i) {
+    seen += checkNsLog2[i];
+    if (total && double(seen) >= fraction * double(total))
+      return uint64_t(1) << i;
+  }
+  return 0;
 }
 
 } // namespace gc

@@ -38,6 +38,11 @@ public:
     uint64_t maxCheckNs = 0;    // the longest single check
     uint64_t dynvcMessages = 0; // drdynvc messages checked by DynvcFront
     uint64_t dynvcNs = 0;       // time spent in DynvcFront
+    // PduFront::check durations by power of two: [i] counts checks of [2^(i-1), 2^i) ns.
+    std::array<uint64_t, 32> checkNsLog2{};
+    // The duration at or under which `fraction` of the checks ended (an upper bound, a
+    // power of two): percentile(0.5), percentile(0.99).
+    uint64_t percentileNs(double fraction) const;
   };
 
   explicit FrontGuard(front::Limits limits);
@@ -88,6 +93,7 @@ private:
   std::atomic<bool> m_redirection{false};
   std::atomic<uint64_t> m_pdus{0}, m_bytes{0}, m_checkNs{0}, m_maxCheckNs{0}, m_dynvcMessages{0},
       m_dynvcNs{0};
+  std::array<std::atomic<uint64_t>, 32> m_checkNsLog2{};
 };
 
 } // namespace gc

@@ -36,11 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto& x = std::get<gc::front::DynvcInfo>(a);
     const auto& y = std::get<gc::front::DynvcInfo>(b);
     if (x.kind != y.kind || x.channelId != y.channelId || x.complete != y.complete ||
-        x.carried != y.carried || x.declaredLength != y.declaredLength || x.nameView() != y.nameView())
+        x.carried != y.carried || x.declaredLength != y.declaredLength || x.name != y.name)
       std::abort();
     if (x.declaredLength > limits.maxDvcMessageBytes)
       std::abort();
-    for (char c : x.nameView()) {
+    for (char c : x.name) {
       if (c < 0x20 || c > 0x7E)
         std::abort();
     }

@@ -102,11 +102,12 @@ Checked<DynvcInfo> DynvcFront::dispatch(std::span<const uint8_t> head, std::size
     info.kind = DynvcInfo::Kind::Create;
     info.channelId = id;
     info.graphics = raw == kGraphicsChannel;
-    info.nameLength = uint8_t(std::min(nameBytes, info.name.size()));
-    for (std::size_t i = 0; i < info.nameLength; ++i) {
+    const std::size_t shown = std::min(nameBytes, m_name.size());
+    for (std::size_t i = 0; i < shown; ++i) {
       const char c = raw[i];
-      info.name[i] = (c >= 0x20 && c <= 0x7E) ? c : '?';
+      m_name[i] = (c >= 0x20 && c <= 0x7E) ? c : '?';
     }
+    info.name = std::string_view(m_name.data(), shown);
     if (info.graphics) {
       if (m_graphics.open && m_limits.maxDynamicChannels <= 1)
         return Violation::resource("drdynvc.Create", "a second graphics channel while one is open");

@@ -32,10 +32,9 @@ struct DynvcInfo {
   uint32_t declaredLength = 0; // DataFirst: the whole message's declared length
   uint32_t carried = 0;        // payload bytes in this drdynvc message
   uint16_t capsVersion = 0;    // Caps
-  // Create: the name reduced to printable ASCII (others as '?') and at most 64 characters.
-  std::array<char, 64> name{};
-  uint8_t nameLength = 0;
-  std::string_view nameView() const { return {name.data(), nameLength}; }
+  // Create: the name reduced to printable ASCII (others as '?') and at most 64 characters,
+  // in the front's own storage: valid until its next check.
+  std::string_view name;
 };
 
 class DynvcFront {
@@ -67,6 +66,7 @@ private:
 
   Limits m_limits;
   Channel m_graphics;
+  std::array<char, 64> m_name{}; // the last create request's name, reduced
   std::optional<Violation> m_violated;
 };
 
