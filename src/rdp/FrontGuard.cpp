@@ -99,8 +99,9 @@ bool FrontGuard::checkPdu(rdpContext* context, const uint8_t* data, size_t size)
     record(*v);
     return false;
   }
-  if (std::get<front::PduInfo>(result).redirection) {
+  if (const auto& info = std::get<front::PduInfo>(result); info.redirection) {
     // Refused here, before FreeRDP reads the target (and resolves any host name in it).
+    m_redirectionFlags = info.redirectionFlags;
     m_redirection = true;
     qCWarning(lcRdp) << "the guest sent a Server Redirection PDU: refused before FreeRDP read it";
     return false;
@@ -196,8 +197,11 @@ std::optional<Failure> FrontGuard::failure() const {
                    what};
   }
   if (m_redirection)
-    return Failure{Refusal::RdpRedirectRefused,
-                   QStringLiteral("the guest sent a Server Redirection PDU; refused before it was read")};
+    return Failure{
+        Refusal::RdpRedirectRefused,
+        QStringLiteral("the guest sent a Server Redirection PDU (flags 0x%1); refused before FreeRDP "
+                       "read it: no target was resolved, no connection opened")
+            .arg(m_redirectionFlags.load(), 0, 16)};
   return std::nullopt;
 }
 

@@ -91,6 +91,7 @@ private:
   std::optional<front::Violation> m_violation;
   std::optional<front::PduFront::Size> m_refusedDesktop;
   std::atomic<bool> m_redirection{false};
+  std::atomic<uint32_t> m_redirectionFlags{0};
   std::atomic<uint64_t> m_pdus{0}, m_bytes{0}, m_checkNs{0}, m_maxCheckNs{0}, m_dynvcMessages{0},
       m_dynvcNs{0};
   std::array<std::atomic<uint64_t>, 32> m_checkNsLog2{};

@@ -441,10 +441,15 @@ Checked<PduInfo> PduFront::checkShareControl(std::span<const uint8_t> data) {
       if (auto v = checkShareData(body, info))
         return *v;
       break;
-    case kPduTypeServerRedirection:
+    case kPduTypeServerRedirection: {
+      // pad2, then TS_SERVER_REDIRECTION_PDU: flags, length, sessionID, redirFlags. Only the
+      // flags are read; the rest (targets, cookies) is never looked at.
       info.kind = Kind::ServerRedirection;
       info.redirection = true;
+      if (body.size() >= 14)
+        info.redirectionFlags = le32(body.data() + 10);
       return info; // refused whole: nothing after it matters
+    }
     case kPduTypeConfirmActive:
       return bad("slowpath.ShareControl", "a client PDU type (Confirm Active)");
     default:

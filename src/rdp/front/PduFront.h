@@ -44,6 +44,7 @@ struct PduInfo {
   };
   Kind kind = Kind::SlowPath;
   bool redirection = false;
+  uint32_t redirectionFlags = 0; // ServerRedirection: its RedirFlags (LB_*), when present
   // ChannelData: which channel, the chunk's place in the PDU (offset/length of the chunk
   // bytes after the CHANNEL_PDU_HEADER), its flags and the message's declared total.
   uint16_t channelId = 0;

@@ -317,10 +317,13 @@ void tst_RdpFront::reportsRedirectionBeforeFreeRdpReadsIt() {
     if (!active)
       prefix.resize(10); // through the license
     QByteArrayList pdus = qbl(prefix);
-    pdus.append(qb(sendData(1003, shareControl(10, cat({{0, 0}, filled(40, 0xEE)})))));
+    pdus.append(qb(sendData(
+        1003,
+        shareControl(10, cat({{0, 0, 0x00, 0x04, 50, 0, 1, 0, 0, 0, 0x0D, 0x01, 0, 0}, filled(36, 0xEE)})))));
     const auto result = feed(front, pdus);
     QVERIFY(!isViolation(result));
     QVERIFY(std::get<PduInfo>(result).redirection);
+    QCOMPARE(std::get<PduInfo>(result).redirectionFlags, 0x10Du);
     QCOMPARE(std::get<PduInfo>(result).kind, PduInfo::Kind::ServerRedirection);
   }
 }

@@ -139,6 +139,10 @@ private slots:
     const FrontGuard* front = session.frontGuard();
     QVERIFY(front && front->redirectionRefused());
     QVERIFY(!front->violation());
+    // Its flags, and nothing it named, are in the message.
+    const QString flags =
+        QStringLiteral("flags 0x%1").arg(quint32(sent.value(QStringLiteral("flags")).toInteger()), 0, 16);
+    QVERIFY2(failure.message.contains(flags), qPrintable(failure.message));
     const ConnectGuard& guard = session.connectGuard();
     QVERIFY(!guard.redirectionRefused());
     QCOMPARE(guard.redirection().cookieBytes, 0);
