@@ -89,13 +89,17 @@ Checked<DynvcInfo> DynvcFront::dispatch(std::span<const uint8_t> head, std::size
     uint32_t id = 0;
     if (cbChId == 3 || !readVar(w, cbChId, id))
       return bad("drdynvc.Create", "ChannelId width invalid or beyond the message");
+    // The NUL is looked for within the bound only, so a head of kMaxHeadBytes decides as the
+    // whole message does.
     const std::span<const uint8_t> rest = w.rest();
-    const auto nul = std::find(rest.begin(), rest.end(), uint8_t(0));
-    if (nul == rest.end())
+    const std::span<const uint8_t> room = rest.first(std::min(rest.size(), kMaxNameBytes + 1));
+    const auto nul = std::find(room.begin(), room.end(), uint8_t(0));
+    if (nul == room.end()) {
+      if (rest.size() > kMaxNameBytes)
+        return bad("drdynvc.Create", "ChannelName longer than the bound");
       return bad("drdynvc.Create", "ChannelName not NUL-terminated within the message");
-    const std::size_t nameBytes = std::size_t(nul - rest.begin());
-    if (nameBytes > kMaxNameBytes)
-      return bad("drdynvc.Create", "ChannelName longer than the bound");
+    }
+    const std::size_t nameBytes = std::size_t(nul - room.begin());
     if (w.position() + nameBytes + 1 != total)
       return bad("drdynvc.Create", "bytes after the ChannelName");
     const std::string_view raw(reinterpret_cast<const char*>(rest.data()), nameBytes);

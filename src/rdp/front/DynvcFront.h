@@ -42,6 +42,8 @@ public:
   static constexpr std::string_view kGraphicsChannel = "Microsoft::Windows::RDS::Graphics";
   static constexpr std::size_t kMaxNameBytes = 256;  // a name longer than this is refused
   static constexpr std::size_t kMaxHeadBytes = 1024; // every header, a bounded name, a soft-sync
+  static_assert(kMaxHeadBytes > 1 + 4 + kMaxNameBytes + 1,
+                "a head holds every create request the front accepts");
 
   explicit DynvcFront(Limits limits) : m_limits(limits) {}
 

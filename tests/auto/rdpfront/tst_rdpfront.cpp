@@ -462,6 +462,8 @@ void tst_RdpFront::dynvcRefusesWhatBreaksARule_data() {
       "drdynvc.Create", "a second graphics channel while one is open");
   row("name without NUL", {Bytes{0x10, 3, 'a', 'b'}}, P, "drdynvc.Create",
       "ChannelName not NUL-terminated within the message");
+  row("name beyond the bound", {cat({{0x10, 3}, filled(1400, 'a'), {0}})}, P, "drdynvc.Create",
+      "ChannelName longer than the bound");
   row("channel id width", {Bytes{0x13, 3, 0, 0, 0, 'a', 0}}, P, "drdynvc.Create",
       "ChannelId width invalid or beyond the message");
   row("data first beyond the bound", {gfx, dvcDataFirst(3, (32u << 20) + 1, 100)}, R, "drdynvc.DataFirst",
