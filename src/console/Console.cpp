@@ -467,7 +467,10 @@ void Console::onRdpFailed(const Failure& failure) {
          QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
                      {QStringLiteral("attempt"), m_authAttempt},
                      {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
-  recordViolation();
+  // A size the reader refused before anything was allocated for it: judged and recorded as
+  // one presented at connect (acceptDesktop closes RDP_DESKTOP_MISMATCH).
+  if (recordViolation(QStringLiteral("connect")))
+    return;
   // The reader serves another attempt (a refused password) unless it is gone itself.
   if (failure.code == Refusal::AuthFailed && m_authAttempt < m_options.maxAuthAttempts &&
       m_rdp->state() == RdpReader::State::Ready) {
@@ -479,11 +482,12 @@ void Console::onRdpFailed(const Failure& failure) {
 }
 
 void Console::onRdpLost(const Failure& failure) {
-  recordViolation();
+  if (recordViolation(QStringLiteral("resize")))
+    return;
   close(failure.code, failure.message);
 }
 
-void Console::recordViolation() {
+bool Console::recordViolation(const QString& when) {
   const ProtocolViolation v = m_rdp ? m_rdp->violation() : ProtocolViolation{};
   if (v.isSet())
     record(QStringLiteral("protocol_violation"), QJsonObject{{QStringLiteral("code"), refusalName(v.code)},
@@ -493,6 +497,13 @@ void Console::recordViolation() {
     record(QStringLiteral("reader"),
            QJsonObject{{QStringLiteral("result"), refusalName(Refusal::RdpReaderFailed)},
                        {QStringLiteral("reason"), m_rdp->exitDescription()}});
+  // A desktop size other than the grant's that the reader refused before anything was
+  // allocated for it: judged and recorded as one presented (acceptDesktop closes).
+  const QSize presented = v.desktop;
+  if (v.code != Refusal::RdpDesktopMismatch || presented.isEmpty() || presented.width() > 8192 ||
+      presented.height() > 8192 || m_phases.isClosed())
+    return false;
+  return !acceptDesktop(presented, when);
 }
 
 bool Console::acceptDesktop(QSize presented, const QString& when) {

@@ -90,8 +90,9 @@ private:
   void onRdpConnected(QSize desktop);
   void onRdpFailed(const Failure& failure);
   void onRdpLost(const Failure& failure);
-  // The rule the guest broke, when the reader stopped the session on it.
-  void recordViolation();
+  // The rule the guest broke, when the reader stopped the session on it; true when it was a
+  // desktop size other than the grant's and the console closed RDP_DESKTOP_MISMATCH on it.
+  bool recordViolation(const QString& when);
   void onRdpDesktopResized(QSize desktop);
   // The presented size against the grant's rdp.desktop (recorded either way); false: the
   // console closed RDP_DESKTOP_MISMATCH. `when` is "connect" or "resize".

@@ -17,6 +17,7 @@
 #include <QMap>
 #include <QMetaType>
 #include <QRect>
+#include <QSize>
 #include <QString>
 #include <QStringList>
 
@@ -123,9 +124,12 @@ struct ChannelSnapshot {
 // Why the reader stopped a session on the guest's bytes (rdp/front/Violation.h), as the
 // evidence records it: the PDU kind and the rule, both the reader's own static strings.
 struct ProtocolViolation {
-  Refusal code = Refusal::RdpProtocolViolation; // or RdpResourceLimit
+  Refusal code = Refusal::RdpProtocolViolation; // or RdpResourceLimit, RdpDesktopMismatch
   QString pdu;
   QString rule;
+  // A desktop size the guest named and the reader refused before anything was allocated for
+  // it (empty otherwise): the console judges and records it like any presented size.
+  QSize desktop;
   bool isSet() const { return !pdu.isEmpty(); }
 };
 

@@ -42,7 +42,7 @@ template <typename F> void nested(F& f, Failure& failure) {
   f(failure.code, failure.message);
 }
 template <typename F> void nested(F& f, ProtocolViolation& v) {
-  f(v.code, v.pdu, v.rule);
+  f(v.code, v.pdu, v.rule, v.desktop);
 }
 template <typename F> void nested(F& f, SurfaceMove& m) {
   f(m.source, m.target);

@@ -1,10 +1,13 @@
 #include "rdp/ClientBaseline.h"
 
+#include "rdp/front/Limits.h"
+
 #include <QFile>
 
 #include <freerdp/client.h>
 #include <freerdp/settings.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace gc {
@@ -121,6 +124,21 @@ bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
       {FreeRDP_TransportDump, false},
       {FreeRDP_AutoReconnectionEnabled, false},
       {FreeRDP_UseCommonStdioCallbacks, false},
+      // What the validating fronts (src/rdp/front, FrontGuard) hold the guest to, advertised
+      // as such: no bulk compression, no bitmap codec for surface bits (uncompressed only),
+      // no drawing orders or their caches (OrderSupport is cleared below), the MCS channels
+      // joined one by one (so the front knows them), no auto-detect or heartbeat.
+      {FreeRDP_CompressionEnabled, false},
+      {FreeRDP_RemoteFxCodec, false},
+      {FreeRDP_NSCodec, false},
+      {FreeRDP_JpegCodec, false},
+      {FreeRDP_BitmapCacheEnabled, false},
+      {FreeRDP_BitmapCacheV3Enabled, false},
+      {FreeRDP_DrawNineGridEnabled, false},
+      {FreeRDP_DrawGdiPlusEnabled, false},
+      {FreeRDP_SupportSkipChannelJoin, false},
+      {FreeRDP_NetworkAutoDetect, false},
+      {FreeRDP_SupportHeartbeatPdu, false},
   };
   for (const auto& [key, value] : bools)
     ok = ok && freerdp_settings_set_bool(s, key, value);
@@ -136,6 +154,26 @@ bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
   };
   for (const auto& [key, value] : sizes)
     ok = ok && (value == 0 || freerdp_settings_set_uint32(s, key, value));
+  // The fronts' bounds (front::Limits), advertised: fast-path reassembly, pointer cache.
+  const front::Limits limits;
+  const std::pair<FreeRDP_Settings_Keys_UInt32, quint32> bounds[] = {
+      {FreeRDP_MultifragMaxRequestSize, limits.maxFastPathReassemblyBytes},
+      {FreeRDP_PointerCacheSize, limits.maxPointerCacheEntries},
+      {FreeRDP_ColorPointerCacheSize, limits.maxPointerCacheEntries},
+      {FreeRDP_GlyphSupportLevel, GLYPH_SUPPORT_NONE},
+      {FreeRDP_OffscreenSupportLevel, 0},
+      // No multitransport: FreeRDP writes its flags into the Client Multitransport Channel
+      // Data whatever SupportMultitransport says, and a server then sends an Initiate
+      // Multitransport Request (FreeRDP's server: on an unallocated channel 0).
+      {FreeRDP_MultitransportFlags, 0},
+  };
+  for (const auto& [key, value] : bounds)
+    ok = ok && freerdp_settings_set_uint32(s, key, value);
+  // Drawing orders off: every entry of the Order Capability Set's orderSupport.
+  if (auto* orders = static_cast<BYTE*>(freerdp_settings_get_pointer_writable(s, FreeRDP_OrderSupport)))
+    std::fill_n(orders, 32, BYTE(0));
+  else
+    ok = false;
   return ok;
 }
 

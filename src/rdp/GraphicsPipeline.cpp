@@ -1,5 +1,6 @@
 #include "rdp/GraphicsPipeline.h"
 
+#include "rdp/FrontGuard.h"
 #include "rdp/RdpContext.h"
 #include "rdp/WLogRouter.h"
 
@@ -201,8 +202,11 @@ BOOL GraphicsPipeline::receiveChannelData(freerdp* instance, UINT16 channelId, c
   if (GraphicsPipeline* self = ctx->pipeline) {
     if (!self->m_drdynvcId)
       self->m_drdynvcId = freerdp_channels_get_id_by_name(instance, DRDYNVC_SVC_CHANNEL_NAME);
-    if (self->m_drdynvcId && channelId == self->m_drdynvcId)
+    if (self->m_drdynvcId && channelId == self->m_drdynvcId) {
+      if (!FrontGuard::admitDynvcChunk(instance->context, data, size, flags, totalSize))
+        return FALSE; // refused before drdynvc parses it (FrontGuard records why)
       self->watch(data, size, flags);
+    }
   }
   return ctx->originalReceiveChannelData
              ? ctx->originalReceiveChannelData(instance, channelId, data, size, flags, totalSize)

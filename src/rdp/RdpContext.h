@@ -8,6 +8,7 @@
 
 namespace gc {
 
+class FrontGuard;
 class GraphicsPipeline;
 class RdpSession;
 
@@ -19,6 +20,8 @@ struct RdpContext {
   pSurfaceFrameMarker gdiFrameMarker;             // FreeRDP GDI's, chained after ours (frame boundaries)
   GraphicsPipeline* pipeline;                     // the session's, for the channel callbacks
   pReceiveChannelData originalReceiveChannelData; // FreeRDP's, after our create-request watch
+  FrontGuard* front;                              // the session's validating fronts
+  pTransportRWFkt originalReadPdu;                // FreeRDP's own, wrapped by FrontGuard
 };
 
 } // namespace gc

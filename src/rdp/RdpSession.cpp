@@ -1,6 +1,7 @@
 #include "rdp/RdpSession.h"
 
 #include "rdp/DisconnectUltimatum.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/SessionSetup.h"
@@ -170,6 +171,8 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     return fail(Refusal::Internal, QStringLiteral("cannot create the FreeRDP context"));
   reinterpret_cast<RdpContext*>(m_context)->session = this;
   reinterpret_cast<RdpContext*>(m_context)->pipeline = m_gfx.get();
+  m_front = std::make_unique<FrontGuard>(FrontGuard::limitsFor(m_config));
+  reinterpret_cast<RdpContext*>(m_context)->front = m_front.get();
 
   const bool ok = SessionSetup::configure(m_context->settings, m_config, credentials);
   if (!ok) {
@@ -276,7 +279,11 @@ void RdpSession::run() {
     freerdp_disconnect(instance);
   }
   if (!m_aborting) {
-    const Failure failure = violation().isSet() ? violationFailure()
+    // A front refused a PDU, a desktop check refused a size, the guest redirected, or it
+    // simply went away.
+    const std::optional<Failure> refused = m_front->failure();
+    const Failure failure = refused               ? *refused
+                            : violation().isSet() ? violationFailure()
                             : m_guard.redirectionRefused()
                                 ? Failure{Refusal::RdpRedirectRefused, m_guard.describe()}
                                 : Failure{Refusal::RdpLost, reason};
@@ -349,7 +356,7 @@ void RdpSession::desktopFrameEnded() {
 
 bool RdpSession::admitDesktopSize(QSize size, const char* pdu) {
   const auto refuse = [&](Refusal code, const char* rule) {
-    noteViolation(ProtocolViolation{code, QString::fromLatin1(pdu), QString::fromLatin1(rule)});
+    noteViolation(ProtocolViolation{code, QString::fromLatin1(pdu), QString::fromLatin1(rule), QSize()});
     return false;
   };
   if (size.width() < 1 || size.height() < 1)
@@ -383,8 +390,21 @@ void RdpSession::noteDesktopResized(QSize size) {
 }
 
 ProtocolViolation RdpSession::violation() const {
-  std::lock_guard lock(m_violationMutex);
-  return m_violation;
+  {
+    std::lock_guard lock(m_violationMutex);
+    if (m_violation.isSet())
+      return m_violation;
+  }
+  // A front's refusal (static strings of ours: the PDU kind and the rule).
+  const std::optional<front::Violation> v = m_front ? m_front->violation() : std::nullopt;
+  const std::optional<Failure> failure = m_front ? m_front->failure() : std::nullopt;
+  if (!v || !failure)
+    return {};
+  ProtocolViolation out{failure->code, QString::fromLatin1(v->pdu.data(), qsizetype(v->pdu.size())),
+                        QString::fromLatin1(v->rule.data(), qsizetype(v->rule.size())), QSize()};
+  if (const auto size = m_front->refusedDesktop())
+    out.desktop = QSize(int(size->width), int(size->height));
+  return out;
 }
 
 Failure RdpSession::violationFailure() const {
@@ -402,6 +422,8 @@ void RdpSession::scrubCredentialResidue() {
 }
 
 Failure RdpSession::classifyConnectFailure() const {
+  if (const std::optional<Failure> refused = m_front ? m_front->failure() : std::nullopt)
+    return *refused; // a front refused a PDU before FreeRDP parsed it
   if (violation().isSet())
     return violationFailure();
   if (m_guard.redirectionRefused())

@@ -48,6 +48,7 @@ struct rdp_context;
 
 namespace gc {
 
+class FrontGuard;
 class GraphicsPipeline;
 struct SessionSetup;
 struct FrameMarking;
@@ -163,6 +164,10 @@ public:
   // The rule the guest broke, when a front or a desktop check stopped the session.
   ProtocolViolation violation() const;
 
+  // The validating fronts in front of FreeRDP (FrontGuard.h): what they refused, counters.
+  // Created by start(); null before. Any thread.
+  const FrontGuard* frontGuard() const { return m_front.get(); }
+
   // ---- the worker's side of the surface of record (decoders; RDP worker only) ----------
   // The surface of record (DesktopSurface.h): the project's RDPGFX client and the legacy
   // path write the desktop here, inside FreeRDP's event processing.
@@ -269,6 +274,7 @@ private:
 
   ConnectGuard m_guard;                    // its hooks run on the worker
   std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker
+  std::unique_ptr<FrontGuard> m_front;     // its hooks run on the worker
   void* m_leaseEvent;                      // a winpr event: requestLease() wakes the worker's wait
 
   mutable std::mutex m_violationMutex; // a leaf

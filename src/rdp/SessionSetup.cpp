@@ -3,6 +3,7 @@
 #include "rdp/CertificatePin.h"
 #include "rdp/ClientBaseline.h"
 #include "rdp/FrameMarking.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
@@ -78,6 +79,7 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->gdiFrameMarker = nullptr;
   ctx->pipeline = nullptr;
   ctx->originalReceiveChannelData = nullptr;
+  ctx->originalReadPdu = nullptr;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -143,7 +145,8 @@ int SessionSetup::writePdu(rdpTransport* transport, wStream* s) {
 int SessionSetup::tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
                              DWORD timeout) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
-  if (!ctx->session->m_guard.admitConnect(hostname, port)) {
+  // Once a front refused a PDU (or a redirection) the guest gets no new connection either.
+  if ((ctx->front && ctx->front->failure()) || !ctx->session->m_guard.admitConnect(hostname, port)) {
     freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
     return -1;
   }
@@ -180,6 +183,7 @@ BOOL SessionSetup::preConnect(freerdp* instance) {
   io.WritePdu = &writePdu;
   ctx->originalTcpConnect = io.TCPConnect;
   io.TCPConnect = &tcpConnect;
+  FrontGuard::install(instance->context, io); // every PDU read is validated before FreeRDP parses it
   return freerdp_set_io_callbacks(instance->context, &io);
 }
 

@@ -4,6 +4,7 @@
 #include "SessionFrames.h"
 #include "rdp/CertificatePin.h"
 #include "rdp/ChannelReport.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpSession.h"
 #include "testguest/IdentityMarker.h"
@@ -223,6 +224,9 @@ private slots:
   void realFailuresStillLogCritical();
   void reportsTheNegotiatedSecurityProtocol_data();
   void reportsTheNegotiatedSecurityProtocol();
+  void frontPassesANormalSessionInBothGraphicsModes_data();
+  void frontPassesANormalSessionInBothGraphicsModes();
+  void frontClosesWhenTheGuestOutgrowsTheGrant();
 
 private:
   bool startGuest(GuestProcess& guest, const QString& password = QString::fromLatin1(kPassword),
@@ -1165,6 +1169,97 @@ void tst_RdpSession::reportsTheNegotiatedSecurityProtocol() {
   QCOMPARE(session.securityProtocol(), QString());
   QVERIFY(connectSession(session, guest));
   QCOMPARE(session.securityProtocol(), expected);
+}
+
+// ---------------------------------------------------------------------------------------
+// The validating fronts in front of FreeRDP (issue 24 part 1, FrontGuard).
+
+void tst_RdpSession::frontPassesANormalSessionInBothGraphicsModes_data() {
+  QTest::addColumn<QStringList>("guestArgs");
+  QTest::addColumn<bool>("gfx");
+  QTest::newRow("bitmaps") << QStringList{} << false;
+  QTest::newRow("gfx") << QStringList{QStringLiteral("--graphics"), QStringLiteral("gfx")} << true;
+}
+
+void tst_RdpSession::frontPassesANormalSessionInBothGraphicsModes() {
+  QFETCH(QStringList, guestArgs);
+  QFETCH(bool, gfx);
+  GuestProcess guest;
+  QVERIFY(startGuest(guest, QString::fromLatin1(kPassword), guestArgs));
+  RdpSession session;
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
+  QSignalSpy lost(&session, &RdpSession::lost);
+  QVERIFY(connectSession(session, guest));
+  const FrontGuard* front = session.frontGuard();
+  QVERIFY(front);
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
+                           15000);
+  if (gfx)
+    QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0, 15000);
+  // A motion workload: every frame of it passes through the fronts before FreeRDP.
+  const FrontGuard::Counters before = front->counters();
+  constexpr qsizetype kFrames = 300;
+  const qsizetype start = frames.count();
+  QElapsedTimer wall;
+  wall.start();
+  guest.command(R"({"cmd":"workload","mode":"motion"})");
+  QTRY_VERIFY_WITH_TIMEOUT(frames.count() - start >= kFrames, 120000);
+  const qint64 wallNs = wall.nsecsElapsed();
+  guest.command(R"({"cmd":"workload","mode":"idle"})");
+  const FrontGuard::Counters after = front->counters();
+  QVERIFY2(!front->violation(), front->failure() ? qPrintable(front->failure()->toString()) : "");
+  QVERIFY(!front->failure());
+  QCOMPARE(lost.count(), 0);
+  QCOMPARE(session.state(), RdpSession::State::Connected);
+  const uint64_t pdus = after.pdus - before.pdus;
+  const uint64_t bytes = after.bytes - before.bytes;
+  const uint64_t checkNs = after.checkNs - before.checkNs + after.dynvcNs - before.dynvcNs;
+  QVERIFY(pdus > 0 && bytes > 0);
+  if (gfx) {
+    QVERIFY(after.dynvcMessages > before.dynvcMessages); // RDPGFX arrives through DynvcFront
+    QVERIFY(session.channelReport().gfxOpened);
+  }
+  session.abort();
+  FrontGuard::Counters during = after; // the workload's checks only
+  for (size_t i = 0; i < during.checkNsLog2.size(); ++i)
+    during.checkNsLog2[i] -= before.checkNsLog2[i];
+  qInfo("FIGURE front_%s frames %lld in %.2f s: %llu PDUs, %.1f MiB, %llu drdynvc messages; fronts %.3f ms "
+        "(mean %.0f ns/PDU, median <= %llu ns, p99 <= %llu ns, longest %.1f us; %.2f ms/MiB; %.3f%% of wall "
+        "time)",
+        gfx ? "gfx" : "bitmaps", qlonglong(frames.count() - start), double(wallNs) / 1e9, qulonglong(pdus),
+        double(bytes) / (1 << 20), qulonglong(after.dynvcMessages - before.dynvcMessages),
+        double(checkNs) / 1e6, double(checkNs) / double(pdus), qulonglong(during.percentileNs(0.5)),
+        qulonglong(during.percentileNs(0.99)), double(after.maxCheckNs) / 1e3,
+        double(checkNs) / 1e6 / (double(bytes) / (1 << 20)), 100.0 * double(checkNs) / double(wallNs));
+}
+
+void tst_RdpSession::frontClosesWhenTheGuestOutgrowsTheGrant() {
+  // The real guest resizes beyond the grant's pixel count: the Demand Active that names the
+  // size is refused before FreeRDP resizes anything, and the session closes RDP_RESOURCE_LIMIT.
+  GuestProcess guest;
+  QVERIFY(startGuest(guest));
+  RdpSession session;
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
+  QSignalSpy resized(&session, &RdpSession::desktopResized);
+  QSignalSpy lost(&session, &RdpSession::lost);
+  RdpConfig c = config(guest);
+  c.desktop.width = 1024;
+  c.desktop.height = 768;
+  c.sizeFromServer = true; // the server may choose its size, within the grant's pixel count
+  session.start(c, credentials(kUser, kPassword));
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 20000);
+  guest.command("{\"cmd\":\"resize\",\"width\":1280,\"height\":800}");
+  QTRY_COMPARE_WITH_TIMEOUT(lost.count(), 1, 20000);
+  const Failure failure = lost.first().first().value<Failure>();
+  QCOMPARE(refusalName(failure.code), QStringLiteral("RDP_RESOURCE_LIMIT"));
+  QCOMPARE(failure.message,
+           QStringLiteral("slowpath.DemandActive: desktop larger than the grant's pixel count"));
+  QCOMPARE(resized.count(), 0); // FreeRDP never saw the new size
+  const auto v = session.frontGuard()->violation();
+  QVERIFY(v);
+  QCOMPARE(v->kind, front::Violation::Kind::Resource);
 }
 
 QTEST_GUILESS_MAIN(tst_RdpSession)

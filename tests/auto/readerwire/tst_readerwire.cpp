@@ -63,11 +63,12 @@ private slots:
     Lost lost;
     lost.failure = Failure{Refusal::RdpProtocolViolation, QStringLiteral("why")};
     lost.violation = ProtocolViolation{Refusal::RdpResourceLimit, QStringLiteral("rdpgfx.CreateSurface"),
-                                       QStringLiteral("beyond the pixel budget")};
+                                       QStringLiteral("beyond the pixel budget"), QSize(640, 480)};
     const Lost back = roundTrip(lost);
     QCOMPARE(back.failure.code, Refusal::RdpProtocolViolation);
     QCOMPARE(back.violation.code, Refusal::RdpResourceLimit);
     QCOMPARE(back.violation.rule, QStringLiteral("beyond the pixel budget"));
+    QCOMPARE(back.violation.desktop, QSize(640, 480));
 
     SyncDone sync;
     sync.ok = true;

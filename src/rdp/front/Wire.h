@@ -1,0 +1,106 @@
+// Wire: a bounds-checked cursor over guest bytes (little- and big-endian fields, PER and BER
+// lengths). Every read says whether the bytes were there; nothing is copied or allocated.
+//
+// Thread: a value type; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace gc::front {
+
+class Wire {
+public:
+  explicit constexpr Wire(std::span<const uint8_t> bytes) : m_bytes(bytes) {}
+
+  constexpr std::size_t remaining() const { return m_bytes.size() - m_pos; }
+  constexpr std::size_t position() const { return m_pos; }
+  constexpr bool has(std::size_t n) const { return remaining() >= n; }
+  constexpr std::span<const uint8_t> rest() const { return m_bytes.subspan(m_pos); }
+
+  constexpr bool skip(std::size_t n) {
+    if (!has(n))
+      return false;
+    m_pos += n;
+    return true;
+  }
+  constexpr bool u8(uint8_t& v) {
+    if (!has(1))
+      return false;
+    v = m_bytes[m_pos++];
+    return true;
+  }
+  constexpr bool u16le(uint16_t& v) {
+    if (!has(2))
+      return false;
+    v = uint16_t(m_bytes[m_pos] | (m_bytes[m_pos + 1] << 8));
+    m_pos += 2;
+    return true;
+  }
+  constexpr bool u16be(uint16_t& v) {
+    if (!has(2))
+      return false;
+    v = uint16_t((m_bytes[m_pos] << 8) | m_bytes[m_pos + 1]);
+    m_pos += 2;
+    return true;
+  }
+  constexpr bool u32le(uint32_t& v) {
+    if (!has(4))
+      return false;
+    v = uint32_t(m_bytes[m_pos]) | uint32_t(m_bytes[m_pos + 1]) << 8 | uint32_t(m_bytes[m_pos + 2]) << 16 |
+        uint32_t(m_bytes[m_pos + 3]) << 24;
+    m_pos += 4;
+    return true;
+  }
+  // ITU-T X.691 aligned PER length as T.125 uses it: one byte, or two with the top bit set.
+  constexpr bool perLength(uint16_t& v) {
+    uint8_t b = 0;
+    if (!u8(b))
+      return false;
+    if (!(b & 0x80)) {
+      v = b;
+      return true;
+    }
+    uint8_t lo = 0;
+    if (!u8(lo))
+      return false;
+    v = uint16_t(((b & 0x7F) << 8) | lo);
+    return true;
+  }
+  // BER definite length (X.690 8.1.3): short form, or 0x81/0x82 long forms.
+  constexpr bool berLength(std::size_t& v) {
+    uint8_t b = 0;
+    if (!u8(b))
+      return false;
+    if (!(b & 0x80)) {
+      v = b;
+      return true;
+    }
+    const int n = b & 0x7F;
+    if (n < 1 || n > 2)
+      return false;
+    v = 0;
+    for (int i = 0; i < n; ++i) {
+      uint8_t x = 0;
+      if (!u8(x))
+        return false;
+      v = (v << 8) | x;
+    }
+    return true;
+  }
+
+private:
+  std::span<const uint8_t> m_bytes;
+  std::size_t m_pos = 0;
+};
+
+// Little-endian fields of a small header already gathered into memory.
+constexpr uint16_t le16(const uint8_t* p) {
+  return uint16_t(p[0] | (p[1] << 8));
+}
+constexpr uint32_t le32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+} // namespace gc::front
