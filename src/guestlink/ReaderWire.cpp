@@ -276,8 +276,11 @@ private:
     qint32 x = 0, y = 0, w = 0, h = 0;
     integer(x), integer(y), integer(w), integer(h);
     // In the 16-bit coordinate range of RDP; width and height positive.
-    if (ok() && (x < 0 || y < 0 || w <= 0 || h <= 0 || x > 0xFFFF || y > 0xFFFF || w > 0xFFFF || h > 0xFFFF))
-      fail(QStringLiteral("a rectangle out of range"));
+    // The rectangle is built only from checked values: QRect(x, y, w, h) computes x + w - 1.
+    if (!ok())
+      return;
+    if (x < 0 || y < 0 || w <= 0 || h <= 0 || x > 0xFFFF || y > 0xFFFF || w > 0xFFFF || h > 0xFFFF)
+      return fail(QStringLiteral("a rectangle out of range"));
     v = QRect(x, y, w, h);
   }
   void one(QStringList& v) {

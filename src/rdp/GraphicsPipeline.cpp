@@ -3,20 +3,16 @@
 #include "rdp/FrontGuard.h"
 #include "rdp/RdpContext.h"
 #include "rdp/WLogRouter.h"
+#include "rdp/gfx/GfxChannel.h"
+#include "rdp/gfx/GfxFront.h"
 
 #include <freerdp/addin.h>
 #include <freerdp/channels/channels.h>
 #include <freerdp/channels/drdynvc.h>
 #include <freerdp/channels/rdpgfx.h>
 #include <freerdp/client/cmdline.h>
-#include <freerdp/client/rdpgfx.h>
-#include <freerdp/codecs.h>
-#include <freerdp/event.h>
-#include <freerdp/gdi/gdi.h>
-#include <freerdp/gdi/gfx.h>
 #include <freerdp/settings.h>
 
-#include <atomic>
 #include <cstring>
 #include <string.h>
 #include <utility>
@@ -29,90 +25,50 @@ namespace {
 // bytes and a NUL-terminated name); its head is all the watch keeps of a message.
 constexpr qsizetype kCreateHeadBound = 1 + 4 + ChannelReport::kMaxNameLength + 2;
 constexpr quint8 kCreateRequestCmd = 0x01;
-// The lossless codecs the pipeline decodes (ClearCodec brings its own NSCodec).
-constexpr UINT32 kDecodedCodecs = FREERDP_CODEC_PLANAR | FREERDP_CODEC_CLEARCODEC |
-                                  FREERDP_CODEC_PROGRESSIVE | FREERDP_CODEC_REMOTEFX |
-                                  FREERDP_CODEC_ALPHACODEC;
+constexpr int kDataFirstCmd = 0x02;
+constexpr int kDataFirstCompressedCmd = 0x06;
+// What the console's RDPGFX client decodes (gfx/CodecDispatch and uncompressed), by RDPGFX
+// codec id: exactly what it accepts (gfx/GfxFront), whatever the caps set confirmed.
+constexpr int kDecodedCodecs[] = {gfx::codec::kUncompressed, gfx::codec::kPlanar, gfx::codec::kClearCodec,
+                                  gfx::codec::kProgressive, gfx::codec::kAlpha};
 
-GraphicsPipeline* pipelineOf(rdpContext* context) {
-  return context ? reinterpret_cast<RdpContext*>(context)->pipeline : nullptr;
-}
-GraphicsPipeline* pipelineOf(RdpgfxClientContext* gfx) {
-  auto* gdi = static_cast<rdpGdi*>(gfx ? gfx->custom : nullptr);
-  return gdi ? pipelineOf(gdi->context) : nullptr;
-}
-
-// The GDI's own handlers (the same functions for every session), wrapped below.
-std::atomic<pcRdpgfxDeleteSurface> s_gdiDeleteSurface{nullptr};
-std::atomic<pcRdpgfxEvictCacheEntry> s_gdiEvictCacheEntry{nullptr};
-std::atomic<pcRdpgfxSurfaceCommand> s_gdiSurfaceCommand{nullptr};
-std::atomic<pcRdpgfxEndFrame> s_gdiEndFrame{nullptr};
-
-// Guest pixels: a surface and a cache entry are zeroed before the GDI frees them. Both GDI
-// types hold their pixels as data/scanline/height; `get` is the context's lookup for `id`.
-template <typename Pixels, typename Lookup> void zeroPixels(RdpgfxClientContext* gfx, Lookup get, UINT16 id) {
-  if (!gfx || !get)
-    return;
-  EnterCriticalSection(&gfx->mux);
-  if (auto* pixels = static_cast<Pixels*>(get(gfx, id)); pixels && pixels->data)
-    explicit_bzero(pixels->data, std::size_t(pixels->scanline) * pixels->height);
-  LeaveCriticalSection(&gfx->mux);
-}
-
-UINT zeroingDeleteSurface(RdpgfxClientContext* gfx, const RDPGFX_DELETE_SURFACE_PDU* pdu) {
-  if (gfx && pdu)
-    zeroPixels<gdiGfxSurface>(gfx, gfx->GetSurfaceData, pdu->surfaceId);
-  return s_gdiDeleteSurface.load()(gfx, pdu);
-}
-
-UINT zeroingEvictCacheEntry(RdpgfxClientContext* gfx, const RDPGFX_EVICT_CACHE_ENTRY_PDU* pdu) {
-  if (gfx && pdu)
-    zeroPixels<gdiGfxCacheEntry>(gfx, gfx->GetCacheSlotData, pdu->cacheSlot);
-  return s_gdiEvictCacheEntry.load()(gfx, pdu);
-}
-
-// What the pipeline decodes, by RDPGFX codec name: kDecodedCodecs, and progressive only as the
-// settings offer it.
-QStringList decodedCodecNames(const rdpSettings* settings) {
-  const bool progressive = (kDecodedCodecs & FREERDP_CODEC_PROGRESSIVE) != 0;
-  const std::pair<bool, int> codecs[] = {
-      {true, RDPGFX_CODECID_UNCOMPRESSED},
-      {(kDecodedCodecs & FREERDP_CODEC_PLANAR) != 0, RDPGFX_CODECID_PLANAR},
-      {(kDecodedCodecs & FREERDP_CODEC_REMOTEFX) != 0, RDPGFX_CODECID_CAVIDEO},
-      {(kDecodedCodecs & FREERDP_CODEC_CLEARCODEC) != 0, RDPGFX_CODECID_CLEARCODEC},
-      {progressive && freerdp_settings_get_bool(settings, FreeRDP_GfxProgressive),
-       RDPGFX_CODECID_CAPROGRESSIVE},
-      {progressive && freerdp_settings_get_bool(settings, FreeRDP_GfxProgressiveV2),
-       RDPGFX_CODECID_CAPROGRESSIVE_V2},
-      {(kDecodedCodecs & FREERDP_CODEC_ALPHACODEC) != 0, RDPGFX_CODECID_ALPHA},
-  };
+QStringList decodedCodecNames() {
   QStringList names;
-  for (const auto& [decoded, id] : codecs) {
-    if (decoded)
-      names.append(ChannelReport::codecName(id));
-  }
+  for (const int id : kDecodedCodecs)
+    names.append(ChannelReport::codecName(id));
   return names;
 }
 
-UINT countingSurfaceCommand(RdpgfxClientContext* gfx, const RDPGFX_SURFACE_COMMAND* cmd) {
-  if (GraphicsPipeline* p = pipelineOf(gfx); p && cmd)
-    p->channelReport().noteGfxCodec(quint16(cmd->codecId));
-  return s_gdiSurfaceCommand.load()(gfx, cmd);
-}
-
-UINT countingEndFrame(RdpgfxClientContext* gfx, const RDPGFX_END_FRAME_PDU* pdu) {
-  if (GraphicsPipeline* p = pipelineOf(gfx))
-    p->channelReport().noteGfxFrame();
-  return s_gdiEndFrame.load()(gfx, pdu);
-}
-
-UINT notingCapsConfirm(RdpgfxClientContext* gfx, const RDPGFX_CAPS_CONFIRM_PDU* pdu) {
-  if (GraphicsPipeline* p = pipelineOf(gfx); p && pdu && pdu->capsSet)
-    p->channelReport().noteGfxCapsVersion(pdu->capsSet->version);
-  return CHANNEL_RC_OK;
-}
-
 } // namespace
+
+GraphicsPipeline::GraphicsPipeline() = default;
+GraphicsPipeline::~GraphicsPipeline() = default;
+
+void GraphicsPipeline::prepare(const front::Limits& limits, DesktopSurface& desktop,
+                               std::function<void()> frameBegan, std::function<void()> frameEnded) {
+  m_limits = limits;
+  m_channel = std::make_unique<gfx::GfxChannel>(limits, desktop, std::move(frameEnded), &m_report);
+  m_channel->client().setFrameBegan(std::move(frameBegan));
+}
+
+std::optional<front::Violation> GraphicsPipeline::gfxViolation() const {
+  return m_channel ? m_channel->violation() : std::nullopt;
+}
+
+std::optional<Failure> GraphicsPipeline::gfxFailure() const {
+  if (!m_channel)
+    return std::nullopt;
+  const std::optional<front::Violation> v = m_channel->violation();
+  if (!v)
+    return std::nullopt;
+  const Refusal code = v->kind == front::Violation::Kind::Resource  ? Refusal::RdpResourceLimit
+                       : v->kind == front::Violation::Kind::Desktop ? Refusal::RdpDesktopMismatch
+                                                                    : Refusal::RdpProtocolViolation;
+  // Static strings of ours only: the PDU kind and the rule, never a byte of the guest's.
+  return Failure{code,
+                 QStringLiteral("%1: %2").arg(QLatin1StringView(v->pdu.data(), qsizetype(v->pdu.size())),
+                                              QLatin1StringView(v->rule.data(), qsizetype(v->rule.size())))};
+}
 
 bool GraphicsPipeline::configure(rdpSettings* s) {
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
@@ -125,7 +81,7 @@ bool GraphicsPipeline::configure(rdpSettings* s) {
       {FreeRDP_GfxAVC444, false},
       {FreeRDP_GfxAVC444v2, false},
       {FreeRDP_GfxProgressive, true},
-      {FreeRDP_GfxProgressiveV2, true},
+      {FreeRDP_GfxProgressiveV2, false},
       {FreeRDP_GfxPlanar, true},
       {FreeRDP_GfxSmallCache, true},
       {FreeRDP_GfxThinClient, false},
@@ -159,6 +115,10 @@ BOOL GraphicsPipeline::loadChannels(freerdp* instance) {
   }
   if (freerdp_settings_get_uint32(settings, FreeRDP_DynamicChannelCount) != 1)
     return FALSE; // only ever rdpgfx
+  // drdynvc looks "rdpgfx" up through the add-in provider when it initialises: ours.
+  gfx::GfxChannel::registerProvider();
+  if (GraphicsPipeline* self = reinterpret_cast<RdpContext*>(context)->pipeline; self && self->m_channel)
+    self->m_channel->attach(context); // a refusal before the plugin exists still ends the session
   // An ENTRYEX add-in's entry point comes back in the plain type (FreeRDP casts it the same
   // way, WINPR_FUNC_PTR_CAST); through void(*)() the cast is well-defined to the compiler.
   const PVIRTUALCHANNELENTRY plain =
@@ -169,10 +129,6 @@ BOOL GraphicsPipeline::loadChannels(freerdp* instance) {
     qCCritical(lcRdp) << "cannot load FreeRDP's drdynvc channel";
     return FALSE;
   }
-  PubSub_UnsubscribeChannelConnected(context->pubSub, &channelConnected);
-  PubSub_UnsubscribeChannelDisconnected(context->pubSub, &channelDisconnected);
-  PubSub_SubscribeChannelConnected(context->pubSub, &channelConnected);
-  PubSub_SubscribeChannelDisconnected(context->pubSub, &channelDisconnected);
   return TRUE;
 }
 
@@ -193,7 +149,7 @@ void GraphicsPipeline::noteConnected(freerdp* instance) {
   }
   m_drdynvcId = freerdp_channels_get_id_by_name(instance, DRDYNVC_SVC_CHANNEL_NAME);
   m_report.setStaticChannels(std::move(requested), std::move(joined));
-  m_report.setAdvertisedCodecs(decodedCodecNames(settings));
+  m_report.setAdvertisedCodecs(decodedCodecNames());
 }
 
 BOOL GraphicsPipeline::receiveChannelData(freerdp* instance, UINT16 channelId, const BYTE* data, size_t size,
@@ -205,7 +161,8 @@ BOOL GraphicsPipeline::receiveChannelData(freerdp* instance, UINT16 channelId, c
     if (self->m_drdynvcId && channelId == self->m_drdynvcId) {
       if (!FrontGuard::admitDynvcChunk(instance->context, data, size, flags, totalSize))
         return FALSE; // refused before drdynvc parses it (FrontGuard records why)
-      self->watch(data, size, flags);
+      if (!self->watch(data, size, flags, totalSize))
+        return TRUE; // refused before drdynvc reserves anything; the channel error ends the session
     }
   }
   return ctx->originalReceiveChannelData
@@ -213,21 +170,38 @@ BOOL GraphicsPipeline::receiveChannelData(freerdp* instance, UINT16 channelId, c
              : FALSE;
 }
 
-void GraphicsPipeline::watch(const BYTE* data, size_t size, UINT32 flags) {
+bool GraphicsPipeline::watch(const BYTE* data, size_t size, UINT32 flags, size_t totalSize) {
   if (flags & CHANNEL_FLAG_FIRST) {
     m_message.clear();
     m_inMessage = true;
+    m_headChecked = false;
+    // drdynvc reserves the whole declared message at its first chunk.
+    if (m_channel && totalSize > m_limits.maxChannelMessageBytes) {
+      m_inMessage = false;
+      m_channel->refuse(front::Violation::resource("drdynvc.Chunk", "declared message beyond the bound"));
+      return false;
+    }
   }
   if (!m_inMessage)
-    return;
+    return true;
   const qsizetype room = kCreateHeadBound - m_message.size();
   if (room > 0)
     m_message.append(reinterpret_cast<const char*>(data), std::min<qsizetype>(room, qsizetype(size)));
+  if (!m_headChecked && m_channel) {
+    if (const std::optional<front::Violation> v = checkDataFirst()) {
+      m_inMessage = false;
+      m_message.fill('\0');
+      m_channel->refuse(*v);
+      return false;
+    }
+  }
   if (!(flags & CHANNEL_FLAG_LAST))
-    return;
+    return true;
   m_inMessage = false;
-  if (m_message.isEmpty() || (quint8(m_message[0]) >> 4) != kCreateRequestCmd)
-    return;
+  if (m_message.isEmpty() || (quint8(m_message[0]) >> 4) != kCreateRequestCmd) {
+    m_message.fill('\0');
+    return true;
+  }
   const int cbChId = m_message[0] & 0x03;
   const qsizetype idBytes = cbChId == 0 ? 1 : cbChId == 1 ? 2 : 4;
   const QByteArrayView rest = QByteArrayView(m_message).sliced(std::min(1 + idBytes, m_message.size()));
@@ -236,49 +210,31 @@ void GraphicsPipeline::watch(const BYTE* data, size_t size, UINT32 flags) {
   if (name != QByteArrayView(RDPGFX_DVC_CHANNEL_NAME))
     m_report.noteRefused(name); // no listener: drdynvc answers STATUS_UNSUCCESSFUL
   m_message.fill('\0');
+  return true;
 }
 
-void GraphicsPipeline::channelConnected(void* context, const ChannelConnectedEventArgs* e) {
-  auto* rdp = static_cast<rdpContext*>(context);
-  GraphicsPipeline* self = pipelineOf(rdp);
-  if (!self || !e || !e->name || std::strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) != 0)
-    return;
-  auto* gfx = static_cast<RdpgfxClientContext*>(e->pInterface);
-  bool ok = rdp->gdi && gfx && gdi_graphics_pipeline_init(rdp->gdi, gfx);
-  if (ok && gfx->codecs) {
-    // gdi_graphics_pipeline_init prepares every codec FreeRDP has (FREERDP_CODEC_ALL), AVC's
-    // decoder included; the pipeline decodes only what it advertised. No surface exists yet.
-    const UINT32 threading = freerdp_settings_get_uint32(rdp->settings, FreeRDP_ThreadingFlags);
-    const UINT32 w = freerdp_settings_get_uint32(rdp->settings, FreeRDP_DesktopWidth);
-    const UINT32 h = freerdp_settings_get_uint32(rdp->settings, FreeRDP_DesktopHeight);
-    freerdp_client_codecs_free(gfx->codecs);
-    gfx->codecs = freerdp_client_codecs_new(threading);
-    ok = gfx->codecs && freerdp_client_codecs_prepare(gfx->codecs, kDecodedCodecs, w, h);
+// MS-RDPEDYC 2.2.3.1 DYNVC_DATA_FIRST (and its compressed form): drdynvc reserves the
+// declared Length for the channel before any of it arrives; bounded here first.
+std::optional<front::Violation> GraphicsPipeline::checkDataFirst() {
+  if (m_message.isEmpty())
+    return std::nullopt;
+  const quint8 head = quint8(m_message[0]);
+  const int cmd = head >> 4;
+  if (cmd != kDataFirstCmd && cmd != kDataFirstCompressedCmd) {
+    m_headChecked = true;
+    return std::nullopt;
   }
-  if (ok) {
-    s_gdiDeleteSurface = gfx->DeleteSurface;
-    s_gdiEvictCacheEntry = gfx->EvictCacheEntry;
-    s_gdiSurfaceCommand = gfx->SurfaceCommand;
-    s_gdiEndFrame = gfx->EndFrame;
-    gfx->DeleteSurface = &zeroingDeleteSurface;
-    gfx->EvictCacheEntry = &zeroingEvictCacheEntry;
-    if (gfx->SurfaceCommand)
-      gfx->SurfaceCommand = &countingSurfaceCommand;
-    gfx->EndFrame = &countingEndFrame;
-    gfx->CapsConfirm = &notingCapsConfirm;
-  } else {
-    qCCritical(lcRdp) << "cannot start the graphics pipeline's decoder";
-  }
-  self->m_report.noteDynamicOpened(QStringLiteral(RDPGFX_DVC_CHANNEL_NAME));
-  self->m_report.noteGfxOpened(ok);
-}
-
-void GraphicsPipeline::channelDisconnected(void* context, const ChannelDisconnectedEventArgs* e) {
-  auto* rdp = static_cast<rdpContext*>(context);
-  if (!e || !e->name || std::strcmp(e->name, RDPGFX_DVC_CHANNEL_NAME) != 0)
-    return;
-  // rdpgfx's OnClose has already deleted its surfaces and cache entries (zeroed above).
-  gdi_graphics_pipeline_uninit(rdp->gdi, static_cast<RdpgfxClientContext*>(e->pInterface));
+  const auto width = [](int cb) { return cb == 0 ? 1 : cb == 1 ? 2 : 4; };
+  const qsizetype idBytes = width(head & 0x03), lengthBytes = width((head >> 2) & 0x03);
+  if (m_message.size() < 1 + idBytes + lengthBytes)
+    return std::nullopt; // the rest of the head is in the next chunk
+  m_headChecked = true;
+  quint32 length = 0;
+  for (qsizetype i = 0; i < lengthBytes; ++i)
+    length |= quint32(quint8(m_message[1 + idBytes + i])) << (8 * i);
+  if (length > m_limits.maxDvcMessageBytes)
+    return front::Violation::resource("drdynvc.DataFirst", "declared length beyond the bound");
+  return std::nullopt;
 }
 
 } // namespace gc

@@ -162,6 +162,10 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     m_surface = std::make_unique<DesktopSurface>(qsizetype(requested.width()) * requested.height() *
                                                  DesktopSurface::kBytesPerPixel);
   }
+  // The RDPGFX client draws into the surface of record within the grant's bounds.
+  m_gfx->prepare(
+      FrontGuard::limitsFor(m_config), *m_surface, [this] { desktopFrameBegan(); },
+      [this] { desktopFrameEnded(); });
 
   WLogRouter::install();
 
@@ -212,7 +216,7 @@ void RdpSession::run() {
   wipeSecretSetting(m_context->settings, FreeRDP_Domain);
 
   if (!ok || m_aborting) {
-    const Failure failure = classifyConnectFailure();
+    const Failure failure = m_gfx->gfxFailure().value_or(classifyConnectFailure());
     freerdp_disconnect(instance);
     scrubCredentialResidue(); // an auth failure leaves the same copies as a login
     setState(State::Finished);
@@ -286,7 +290,7 @@ void RdpSession::run() {
                             : violation().isSet() ? violationFailure()
                             : m_guard.redirectionRefused()
                                 ? Failure{Refusal::RdpRedirectRefused, m_guard.describe()}
-                                : Failure{Refusal::RdpLost, reason};
+                                : m_gfx->gfxFailure().value_or(Failure{Refusal::RdpLost, reason});
     postToMain([this, failure] {
       reapWorker();
       emit lost(failure);
@@ -389,22 +393,26 @@ void RdpSession::noteDesktopResized(QSize size) {
   postToMain([this, size] { emit desktopResized(size); });
 }
 
+// In the order the failure is reported (run(), classifyConnectFailure()): the RDPGFX client,
+// the validating fronts, then the session's own desktop check.
 ProtocolViolation RdpSession::violation() const {
-  {
-    std::lock_guard lock(m_violationMutex);
-    if (m_violation.isSet())
-      return m_violation;
+  const auto fromFront = [](std::optional<front::Violation> v, std::optional<Failure> failure) {
+    if (!v || !failure)
+      return ProtocolViolation{};
+    return ProtocolViolation{failure->code, QString::fromLatin1(v->pdu.data(), qsizetype(v->pdu.size())),
+                             QString::fromLatin1(v->rule.data(), qsizetype(v->rule.size())), QSize()};
+  };
+  if (ProtocolViolation g = fromFront(m_gfx->gfxViolation(), m_gfx->gfxFailure()); g.isSet())
+    return g;
+  if (m_front) {
+    if (ProtocolViolation f = fromFront(m_front->violation(), m_front->failure()); f.isSet()) {
+      if (const auto size = m_front->refusedDesktop())
+        f.desktop = QSize(int(size->width), int(size->height));
+      return f;
+    }
   }
-  // A front's refusal (static strings of ours: the PDU kind and the rule).
-  const std::optional<front::Violation> v = m_front ? m_front->violation() : std::nullopt;
-  const std::optional<Failure> failure = m_front ? m_front->failure() : std::nullopt;
-  if (!v || !failure)
-    return {};
-  ProtocolViolation out{failure->code, QString::fromLatin1(v->pdu.data(), qsizetype(v->pdu.size())),
-                        QString::fromLatin1(v->rule.data(), qsizetype(v->rule.size())), QSize()};
-  if (const auto size = m_front->refusedDesktop())
-    out.desktop = QSize(int(size->width), int(size->height));
-  return out;
+  std::lock_guard lock(m_violationMutex);
+  return m_violation;
 }
 
 Failure RdpSession::violationFailure() const {

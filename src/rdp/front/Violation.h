@@ -15,6 +15,7 @@ struct Violation {
   enum class Kind {
     Protocol, // RDP_PROTOCOL_VIOLATION: the bytes break the spec or a console rule
     Resource, // RDP_RESOURCE_LIMIT: a well-formed request for more than the bounds allow
+    Desktop,  // RDP_DESKTOP_MISMATCH: a desktop size other than the grant's (size_from "grant")
   };
   Kind kind = Kind::Protocol;
   std::string_view pdu;  // e.g. "rdpgfx.SurfaceToSurface", "fastpath.Bitmap", "drdynvc.DataFirst"
@@ -25,6 +26,9 @@ struct Violation {
   }
   static constexpr Violation resource(std::string_view pdu, std::string_view rule) {
     return {Kind::Resource, pdu, rule};
+  }
+  static constexpr Violation desktop(std::string_view pdu, std::string_view rule) {
+    return {Kind::Desktop, pdu, rule};
   }
 };
 
