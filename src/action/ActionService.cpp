@@ -59,6 +59,8 @@ QJsonObject ActionService::status() const {
                                   {QStringLiteral("label"), c.label},
                                   {QStringLiteral("action"), c.action.toJson()}});
   json.insert(QStringLiteral("candidates"), candidates);
+  if (!m_barrier->confirmation().isEmpty())
+    json.insert(QStringLiteral("lock_confirmation"), m_barrier->confirmation());
   return json;
 }
 
@@ -114,10 +116,12 @@ Outcome<ActionService::Capture> ActionService::captureDesktop() {
   wipe(frame);
   capture.sha256Hex = QCryptographicHash::hash(capture.png, QCryptographicHash::Sha256).toHex();
   ++m_captures;
+  capture.lockConfirmation = m_barrier->confirmation();
   record(QStringLiteral("capture"), {{QStringLiteral("sha256"), QString::fromLatin1(capture.sha256Hex)},
                                      {QStringLiteral("width"), capture.width},
                                      {QStringLiteral("height"), capture.height},
-                                     {QStringLiteral("count"), m_captures}});
+                                     {QStringLiteral("count"), m_captures},
+                                     {QStringLiteral("lock_confirmation"), capture.lockConfirmation}});
   if (phase == Phase::Capturing)
     (void)m_phases->transition(Phase::Reviewing, QStringLiteral("first capture taken"));
   return capture;
@@ -187,6 +191,7 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   receipt.actionJson = spec->toJson();
   receipt.eventId = QUuid::createUuid().toString(QUuid::WithoutBraces);
   receipt.desktop = desktop; // the frame the action was planned on
+  receipt.lockConfirmation = m_barrier->confirmation();
 
   if (Status s = m_phases->transition(Phase::Action, QStringLiteral("perform_action %1").arg(receipt.action));
       !s.ok()) {

@@ -47,6 +47,7 @@ public:
     int width = 0;
     int height = 0;
     QByteArray sha256Hex;
+    QJsonObject lockConfirmation; // how the guest confirmed the setup's input at the lock
   };
   using FrameSource = std::function<QImage()>;
 

@@ -322,7 +322,8 @@ void ActionSocketServer::replyWithCapture(qint64 id) {
       {QStringLiteral("result"), QJsonObject{{QStringLiteral("png"), kPngPlaceholder},
                                              {QStringLiteral("width"), c.width},
                                              {QStringLiteral("height"), c.height},
-                                             {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)}}}};
+                                             {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)},
+                                             {QStringLiteral("lock_confirmation"), c.lockConfirmation}}}};
   const QByteArray frame = QJsonDocument(reply).toJson(QJsonDocument::Compact);
   const qsizetype at = frame.indexOf(kPngPlaceholderJson);
   QByteArray line;

@@ -69,6 +69,20 @@ QStringList allowedKeys() {
   return keys;
 }
 
+// How the guest confirmed the setup's input at the lock (docs/mcp.md "lock_confirmation").
+O lockConfirmationSchema() {
+  return objectSchema(
+      O{{QStringLiteral("by"),
+         O{{kType, kString},
+           {QStringLiteral("enum"), A{QStringLiteral("refresh_rect"), QStringLiteral("settle_only")}}}},
+        {QStringLiteral("required"),
+         O{{kType, kString}, {QStringLiteral("enum"), A{QStringLiteral("guest"), QStringLiteral("settle")}}}},
+        {QStringLiteral("settled"), O{{kType, QStringLiteral("boolean")}}},
+        {QStringLiteral("ms"), O{{kType, kInteger}}},
+        {QStringLiteral("answer_ms"), O{{kType, kInteger}}}},
+      {QStringLiteral("by"), QStringLiteral("required")});
+}
+
 O statusSchema() {
   const O candidate =
       objectSchema(O{{QStringLiteral("id"), O{{kType, kString}}},
@@ -85,6 +99,7 @@ O statusSchema() {
                         {QStringLiteral("mcp_server"), O{{kType, kString}}},
                         {QStringLiteral("mcp_tool"), O{{kType, kString}}},
                         {QStringLiteral("acted"), O{{kType, QStringLiteral("boolean")}}},
+                        {QStringLiteral("lock_confirmation"), lockConfirmationSchema()},
                         {QStringLiteral("candidates"),
                          O{{kType, QStringLiteral("array")}, {QStringLiteral("items"), candidate}}}},
                       {QStringLiteral("phase"), QStringLiteral("run"), QStringLiteral("task"),
@@ -97,7 +112,8 @@ O captureSchema() {
                         {QStringLiteral("sha256"),
                          O{{kType, kString}, {QStringLiteral("pattern"), QStringLiteral("^[0-9a-f]{64}$")}}},
                         {QStringLiteral("mime_type"),
-                         O{{kType, kString}, {QStringLiteral("const"), QStringLiteral("image/png")}}}},
+                         O{{kType, kString}, {QStringLiteral("const"), QStringLiteral("image/png")}}},
+                        {QStringLiteral("lock_confirmation"), lockConfirmationSchema()}},
                       {QStringLiteral("width"), QStringLiteral("height"), QStringLiteral("sha256"),
                        QStringLiteral("mime_type")});
 }
@@ -117,6 +133,7 @@ O receiptSchema() {
                                    {QStringLiteral("height"), O{{kType, kInteger}}}},
                                  {QStringLiteral("width"), QStringLiteral("height")}));
   properties.insert(QStringLiteral("candidate"), O{{kType, A{kObject, QStringLiteral("null")}}});
+  properties.insert(QStringLiteral("lock_confirmation"), lockConfirmationSchema());
   return objectSchema(properties,
                       {QStringLiteral("grant_digest"), QStringLiteral("run"), QStringLiteral("vm_uuid"),
                        QStringLiteral("mcp_server"), QStringLiteral("mcp_tool"), QStringLiteral("action"),
@@ -313,6 +330,8 @@ QByteArray McpServer::callTool(const QJsonValue& id, const QJsonObject& params) 
                {QStringLiteral("height"), reply.result.value(QStringLiteral("height"))},
                {QStringLiteral("sha256"), reply.result.value(QStringLiteral("sha256"))},
                {QStringLiteral("mime_type"), QStringLiteral("image/png")}};
+  if (const QJsonValue c = reply.result.value(QStringLiteral("lock_confirmation")); c.isObject())
+    structured.insert(QStringLiteral("lock_confirmation"), c);
   return McpJsonRpc::result(
       id, O{{QStringLiteral("content"),
              A{O{{kType, QStringLiteral("image")},

@@ -27,6 +27,8 @@ QJsonObject Receipt::body() const {
                                                     {QStringLiteral("label"), candidateLabel},
                                                     {QStringLiteral("action"), action}})
                            : QJsonValue(QJsonValue::Null));
+  if (!lockConfirmation.isEmpty())
+    json.insert(QStringLiteral("lock_confirmation"), lockConfirmation);
   if (failure)
     json.insert(QStringLiteral("failure"), QJsonObject{{QStringLiteral("code"), refusalName(failure->code)},
                                                        {QStringLiteral("message"), failure->message}});

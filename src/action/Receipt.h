@@ -38,6 +38,8 @@ struct Receipt {
   QSize desktop;           // the session's desktop when the action ran (its frame's size)
   QDateTime time;          // UTC, when the send finished
   QByteArray evidenceHead; // evidence head hash after the receipt line was written
+  // How the guest confirmed the setup's input at the lock (LockBarrier::confirmation()).
+  QJsonObject lockConfirmation;
 
   static QString resultName(Result result);
   // Every field but evidence_head: the body written into the evidence log.

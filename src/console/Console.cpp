@@ -99,8 +99,7 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
         timing.quiet = m_options.guestSettleQuiet;
         timing.answerWait = m_options.guestAnswerWait;
         m_rdp->startGuestSync(timing, [this, done = std::move(done)](const Outcome<SyncResult>& sync) {
-          recordGuestSync(sync);
-          done(sync.ok() ? success() : Status(sync.failure()));
+          done(acceptGuestSync(sync));
         });
       },
       [this] {
@@ -382,6 +381,37 @@ bool Console::refuseIfExpired() {
   if (m_control)
     m_control->sendError(Refusal::Expired, QStringLiteral("the grant has expired"));
   return true;
+}
+
+Status Console::acceptGuestSync(const Outcome<SyncResult>& sync) {
+  recordGuestSync(sync);
+  if (!sync.ok())
+    return Status(sync.failure());
+  const bool settleAllowed = m_grant.lock.confirmation == Grant::Lock::Confirmation::Settle;
+  QJsonObject confirmation{
+      {QStringLiteral("by"), syncConfirmationName(sync->confirmedBy)},
+      {QStringLiteral("required"), Grant::Lock::confirmationName(m_grant.lock.confirmation)},
+      {QStringLiteral("settled"), sync->settled},
+      {QStringLiteral("ms"), sync->elapsedMs}};
+  if (sync->answered)
+    confirmation.insert(QStringLiteral("answer_ms"), sync->answerMs);
+  m_barrier.noteConfirmation(confirmation);
+  // A quiet screen is not a confirmation: a frozen guest is quiet too, and would run the
+  // drained input later, just before the model's action (issue 24). Fail closed unless the
+  // grant opted into the weaker rule.
+  if (sync->confirmedBy == SyncConfirmation::SettleOnly && !settleAllowed) {
+    const QString why =
+        sync->refreshSupported
+            ? QStringLiteral("the guest did not answer the refresh request after the drained input")
+            : QStringLiteral("the guest does not support refresh requests");
+    record(
+        QStringLiteral("guest_unconfirmed"),
+        QJsonObject{{QStringLiteral("why"), why},
+                    {QStringLiteral("required"), Grant::Lock::confirmationName(m_grant.lock.confirmation)}});
+    return Status(Refusal::GuestUnconfirmed,
+                  why + QStringLiteral(": capture refused (the grant requires the guest's confirmation)"));
+  }
+  return success();
 }
 
 void Console::recordGuestSync(const Outcome<SyncResult>& sync) {

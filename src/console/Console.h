@@ -110,6 +110,9 @@ private:
   void armExpiryWakeUp();
   // The gate of a control-channel or panel request: closes EXPIRED and says so when expired.
   bool refuseIfExpired();
+  // The guest sync's outcome as the lock must take it: GUEST_UNCONFIRMED where only the
+  // screen's quiet vouches for the drained input and the grant did not allow that.
+  Status acceptGuestSync(const Outcome<SyncResult>& sync);
   void recordGuestSync(const Outcome<SyncResult>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
   void teardown();

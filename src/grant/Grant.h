@@ -54,6 +54,18 @@ struct Grant {
     QString server;
     QString tool;
   };
+  // How the guest must confirm, at the lock, that it processed the drained input before
+  // Capture Desktop may start (docs/grant.md "lock").
+  struct Lock {
+    enum class Confirmation {
+      Guest, // the guest answered the console's Refresh Rect after the last input (the default)
+      Settle // a screen that stayed quiet is enough: weaker, opted into, labelled everywhere
+    };
+    Confirmation confirmation = Confirmation::Guest;
+    static QString confirmationName(Confirmation c) {
+      return c == Confirmation::Settle ? QStringLiteral("settle") : QStringLiteral("guest");
+    }
+  };
 
   int version = 0;
   QString grantId; // lowercase canonical UUID
@@ -65,6 +77,7 @@ struct Grant {
   Rdp rdp;
   Panel panel;
   Mcp mcp;
+  Lock lock;
   QList<Candidate> candidates; // empty when the grant has no "action"
   QByteArray digestHex;        // SHA-256 of the exact file bytes, lowercase hex
   bool signed_ = false;        // a configured issuer key verified the signature

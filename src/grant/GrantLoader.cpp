@@ -291,6 +291,23 @@ void readPanel(SchemaReader& r, const QJsonObject& root, Grant::Panel* panel) {
   panel->metadata = o;
 }
 
+void readLock(SchemaReader& r, const QJsonObject& root, Grant::Lock* lock) {
+  const QString path = QStringLiteral("lock");
+  const QJsonObject o = r.object(root, QString(), path);
+  if (r.failed())
+    return;
+  r.expectFields(o, path, {u"confirmation"});
+  const QString c = r.string(o, path, u"confirmation", 16);
+  if (r.failed())
+    return;
+  if (c == u"guest")
+    lock->confirmation = Grant::Lock::Confirmation::Guest;
+  else if (c == u"settle")
+    lock->confirmation = Grant::Lock::Confirmation::Settle;
+  else
+    r.fail(QStringLiteral("lock.confirmation"), QStringLiteral("expected \"guest\" or \"settle\""));
+}
+
 void readCandidates(SchemaReader& r, const QJsonObject& root, QList<Candidate>* candidates) {
   const QJsonObject action = r.object(root, QString(), u"action");
   if (r.failed())
@@ -350,7 +367,7 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
   r.expectFields(root, QString(),
                  {u"version", u"grant_id", u"run_id", u"task_id", u"issued_at", u"expires_at", u"vm", u"rdp",
                   u"panel", u"mcp"},
-                 {u"action"});
+                 {u"action", u"lock"});
   if (r.failed())
     return r.failure();
 
@@ -397,6 +414,11 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
     g.mcp.server = r.string(mcp, mcpPath, u"server", 128);
     g.mcp.tool = r.string(mcp, mcpPath, u"tool", 128);
   }
+  if (r.failed())
+    return r.failure();
+
+  if (root.contains(u"lock"))
+    readLock(r, root, &g.lock);
   if (r.failed())
     return r.failure();
 

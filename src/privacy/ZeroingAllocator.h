@@ -4,12 +4,15 @@
 // codec buffers) and OpenSSL (TLS record buffers) free on their own are out of reach by
 // pointer, and they held guest pixels after close (issue 16.5).
 //
-// How: glibc's M_PERTURB with a zero byte (freed bytes set to 0; a new block is filled with
-// 0xff, which also makes reads of uninitialised memory visible). Limit: glibc's per-thread
-// cache (tcache: blocks up to 1032 bytes, 7 per size) takes a block before the perturb step,
-// so small blocks are not zeroed. Blocks above the mmap threshold are unmapped on free. In
-// the sanitizer build ASan owns the heap: `__asan_default_options` asks it to zero freed
-// blocks instead (free_fill_byte=0, no size limit; ASAN_OPTIONS may still override it).
+// How: the executable defines free() and realloc() in front of glibc's (the dynamic linker
+// binds every library's calls to them): a freed block is zeroed, then handed to glibc
+// (`__libc_free`), before its per-thread cache can take it; realloc moves through the same
+// free. Blocks glibc unmaps on free are left alone (the kernel zeroes those pages), so the
+// zeroing never makes memory resident that was not (glibc's M_PERTURB, used before, filled
+// every new block too: a guest-sized allocation became resident at once, issue 24). In the
+// sanitizer build ASan owns the heap: `__asan_default_options` asks it to zero freed blocks
+// instead (free_fill_byte=0, no size limit; ASAN_OPTIONS may still override it).
+// Until install() the two only forward to glibc.
 //
 // Thread affinity: call install() once, first thing in main(), before other threads exist.
 #pragma once

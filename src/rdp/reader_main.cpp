@@ -7,6 +7,7 @@
 // then it serves the console until told to stop or until the console goes away.
 #include "common/Log.h"
 #include "guestlink/SharedDesktop.h"
+#include "privacy/ZeroingAllocator.h"
 #include "rdp/ReaderService.h"
 #include "rdp/ReaderWarmup.h"
 #include "rdp/WLogRouter.h"
@@ -34,6 +35,10 @@ constexpr int kDesktopFd = 4;
 } // namespace
 
 int main(int argc, char** argv) {
+  // Freed blocks hold zeros here too: what a decoder might read out of bounds (issue 24: a
+  // ClearCodec glyph showed ~57 KiB of stale heap, NTLM and TLS names among it) is then only
+  // what is live, never what the session's setup left behind.
+  gc::ZeroingAllocator::install();
   // The console is its only reason to exist: if it dies, so does the reader.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() == 1)

@@ -14,6 +14,7 @@
 #include "session/PhaseController.h"
 
 #include <QDeadlineTimer>
+#include <QJsonObject>
 #include <QObject>
 
 #include <chrono>
@@ -58,6 +59,12 @@ public:
   // READ_ONLY with the guest sync under way.
   bool syncing() const { return m_syncing; }
 
+  // How the guest confirmed the drained input ({"by": "refresh_rect"|"settle_only", …}), as
+  // the sync's owner noted it before calling done(); empty before a sync ended. The
+  // request_lock reply, the capture and the receipt carry it.
+  void noteConfirmation(QJsonObject confirmation) { m_confirmation = std::move(confirmation); }
+  const QJsonObject& confirmation() const { return m_confirmation; }
+
 signals:
   // In order, each at most once: drained → (READ_ONLY) → [guest settled] → captureStarted
   // (CAPTURING). lockFailed instead of captureStarted when the lock got past the drain but
@@ -80,6 +87,7 @@ private:
   bool m_syncing = false;
   quint64 m_round = 0;              // a late or cancelled sync's done() is ignored
   std::optional<Status> m_finished; // how the last sync ended (a synchronous done())
+  QJsonObject m_confirmation;
 };
 
 } // namespace gc

@@ -40,6 +40,7 @@ struct GrantDraft {
   QString mcpServer = QStringLiteral("guest-console");
   QString mcpTool = QStringLiteral("perform_action");
   QList<Candidate> candidates; // empty: the grant has no "action"
+  QString lockConfirmation;    // "guest" or "settle"; empty: no "lock" (the loader's default, guest)
 };
 
 } // namespace gc::tools

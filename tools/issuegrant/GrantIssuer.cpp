@@ -106,6 +106,9 @@ Outcome<QByteArray> GrantIssuer::render(const GrantDraft& d) {
     list += "    ]";
     top.append({QStringLiteral("action"), object({{QStringLiteral("candidates"), list}}, 2)});
   }
+  if (!d.lockConfirmation.isEmpty())
+    top.append(
+        {QStringLiteral("lock"), object({{QStringLiteral("confirmation"), scalar(d.lockConfirmation)}}, 2)});
   QByteArray bytes = object(top, 0) + '\n';
 
   // The console's loader is the authority on what a grant is. Freshness is neutralised

@@ -143,6 +143,8 @@ std::variant<Plan, UsageError> plan(QCommandLineParser& parser, QIODevice& stand
       return usage(QStringLiteral("--desktop-size-from needs --desktop (the size the console requests)"));
     d.desktopSizeFrom = parser.value(QStringLiteral("desktop-size-from"));
   }
+  if (parser.isSet(QStringLiteral("lock-confirmation")))
+    d.lockConfirmation = parser.value(QStringLiteral("lock-confirmation"));
   if (parser.isSet(QStringLiteral("keyboard-layout")))
     d.keyboardLayout = parser.value(QStringLiteral("keyboard-layout"));
 
@@ -207,6 +209,10 @@ void addOptions(QCommandLineParser& parser) {
       "grant|server");
   opt("keyboard-layout", "rdp.keyboard_layout, a Windows KLID (default 0x00000409, US English).",
       "0xXXXXXXXX");
+  opt("lock-confirmation",
+      "lock.confirmation: guest (default: the guest must answer the lock's refresh) or settle (a quiet "
+      "screen is enough).",
+      "guest|settle");
   opt("title", "panel.title (default: \"Guest Console: <vm-name>\").", "TEXT");
   opt("panel", "Another panel field (repeatable), e.g. username=alice.", "KEY=VALUE");
   opt("mcp-server", "mcp.server.", "NAME", "guest-console");

@@ -4,13 +4,15 @@
 // per surface (FreeRDP keeps per-surface tile state: created lazily at the first progressive
 // command for a surface, deleted with the surface).
 //
-// Until the project's own codecs land (src/rdp/codec/, gc_rdp_codec), planar, ClearCodec
-// and progressive are FreeRDP's, called here only, with every size checked first; alpha
-// (MS-RDPEGFX 2.2.4.3) is ours. The swap is this file.
+// Planar, ClearCodec and alpha are the project's own decoders (src/rdp/codec/, gc_rdp_codec:
+// every length checked before a byte is used, nothing written outside the rectangle).
+// Progressive's DSP stays FreeRDP's, but only for a stream codec::ProgressiveFront has
+// validated completely first (FreeRDP 3.10.3 trusts what it parses there).
 //
 // Thread: the RDP worker only.
 #pragma once
 
+#include "rdp/front/Limits.h"
 #include "rdp/front/Violation.h"
 
 #include <QRect>
@@ -33,7 +35,7 @@ struct Pixels {
 
 class CodecDispatch {
 public:
-  CodecDispatch();
+  explicit CodecDispatch(const front::Limits& limits);
   ~CodecDispatch();
   CodecDispatch(const CodecDispatch&) = delete;
   CodecDispatch& operator=(const CodecDispatch&) = delete;
@@ -48,7 +50,9 @@ public:
                                               std::vector<QRect>& touched);
   // The surface is gone: its progressive state too.
   void deleteSurface(uint16_t surfaceId);
-  // The channel closed: every codec's state starts afresh.
+  // RDPGFX ResetGraphics: ClearCodec takes the next sequence number as it comes.
+  void resetGraphics();
+  // The channel closed: every codec's state starts afresh (what held guest pixels is zeroed).
   void reset();
 
   struct State;

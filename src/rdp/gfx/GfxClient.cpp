@@ -13,7 +13,8 @@ using front::Violation;
 GfxClient::GfxClient(const front::Limits& limits, DesktopSurface& desktop, std::function<void()> frameEnded,
                      ChannelReport* report)
     : m_limits(limits), m_table(limits, desktop), m_front(limits), m_zgfx(limits.maxGfxMessageBytes),
-      m_frameEnded(std::move(frameEnded)), m_report(report), m_ackNow([](uint32_t) { return true; }) {}
+      m_codecs(limits), m_frameEnded(std::move(frameEnded)), m_report(report),
+      m_ackNow([](uint32_t) { return true; }) {}
 
 GfxClient::~GfxClient() {
   closed();
@@ -179,6 +180,7 @@ Checked<Ok> GfxClient::execute(const Pdu& pdu) {
   if (const auto* p = std::get_if<ResetGraphics>(&pdu)) {
     if (!m_table.resetDesktop(QSize(int(p->width), int(p->height))))
       return Violation::resource("rdpgfx.ResetGraphics", "desktop beyond the surface of record");
+    m_codecs.resetGraphics();
     return Ok{};
   }
   if (const auto* p = std::get_if<MapSurfaceToOutput>(&pdu)) {

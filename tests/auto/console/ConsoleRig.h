@@ -29,6 +29,7 @@ struct GrantSpec {
   QSize desktop{1024, 768};
   QString sizeFrom = QString();
   QString keyboardLayout = QString();
+  QString lockConfirmation = QString(); // lock.confirmation; empty leaves "lock" out
 };
 
 class ConsoleRig {

@@ -585,7 +585,8 @@ private slots:
 
   // The evidence names what confirmed the guest sync: the whole corner answered
   // (refresh_rect), or the settle alone after the bounded wait (settle_only) for a guest that
-  // never answers or only damages the corner.
+  // never answers or only damages the corner — accepted only where the grant opts into it
+  // (lock.confirmation "settle"; refusedWithoutTheGuestsConfirmation covers the default).
   void guestSyncEvidenceNamesWhatHappened_data() {
     QTest::addColumn<QString>("mode");
     QTest::addColumn<QString>("confirmedBy");
@@ -604,7 +605,9 @@ private slots:
     QFETCH(QString, mode);
     QFETCH(QString, confirmedBy);
     QFETCH(QString, refresh);
-    ConsoleRig rig;
+    GrantSpec spec;
+    spec.lockConfirmation = QStringLiteral("settle");
+    ConsoleRig rig(spec);
     QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn), qPrintable(rig.failure));
     QVERIFY(guestCaughtUp(rig));
     rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
@@ -621,6 +624,35 @@ private slots:
     QTRY_VERIFY(rig.finished);
     qInfo("FIGURE guest sync (%s): %s in %d ms", qPrintable(mode), qPrintable(confirmedBy),
           sync.value(QStringLiteral("ms")).toInt());
+  }
+
+  // Issue 24.4: a guest that does not answer the lock's Refresh Rect has not shown that it
+  // read the drained input (a frozen guest is quiet too): with the default grant the lock
+  // fails closed GUEST_UNCONFIRMED, capture never starts, and the evidence says why.
+  void refusedWithoutTheGuestsConfirmation_data() {
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("advertises, never answers") << "ignore";
+    QTest::newRow("damage over the corner") << "corner_damage";
+  }
+  void refusedWithoutTheGuestsConfirmation() {
+    QFETCH(QString, mode);
+    ConsoleRig rig;
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn), qPrintable(rig.failure));
+    QVERIFY(guestCaughtUp(rig));
+    rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("refresh_mode")));
+    rig.sendControl("{\"cmd\":\"lock\"}");
+    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 30000));
+    QVERIFY(rig.waitControl(QStringLiteral("closed"), 1, 30000));
+    for (const QJsonObject& phase : rig.controlEvents(QStringLiteral("phase")))
+      QVERIFY(phase.value(QStringLiteral("phase")).toString() != QStringLiteral("CAPTURING"));
+    QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("GUEST_UNCONFIRMED"));
+    const QJsonObject sync = evidenceEntries(rig, QStringLiteral("guest_sync")).value(0);
+    QCOMPARE(sync.value(QStringLiteral("confirmed_by")).toString(), QStringLiteral("settle_only"));
+    const QJsonObject why = evidenceEntries(rig, QStringLiteral("guest_unconfirmed")).value(0);
+    QCOMPARE(why.value(QStringLiteral("required")).toString(), QStringLiteral("guest"));
+    QVERIFY(!why.value(QStringLiteral("why")).toString().isEmpty());
   }
 
   void closeCauses_data() {

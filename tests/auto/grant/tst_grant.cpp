@@ -496,6 +496,23 @@ private slots:
     QCOMPARE(refusalName(g.code()), QStringLiteral("GRANT_SIGNATURE"));
   }
 
+  // lock.confirmation (issue 24.4): absent means the guest must confirm; "settle" is the
+  // visible opt-in to the weaker rule.
+  void parsesTheLockConfirmation_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("absent") << without("lock") << "guest";
+    QTest::newRow("guest") << with("lock", QJsonObject{{"confirmation", "guest"}}) << "guest";
+    QTest::newRow("settle") << with("lock", QJsonObject{{"confirmation", "settle"}}) << "settle";
+  }
+  void parsesTheLockConfirmation() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, expected);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
+    QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+    QCOMPARE(Grant::Lock::confirmationName(g->lock.confirmation), expected);
+  }
+
   void acceptsTheUnpinnedOptOut() {
     QJsonObject o = baseGrant();
     QJsonObject rdp = o.value("rdp").toObject();
@@ -749,6 +766,14 @@ private slots:
         << desktop({{"width", "1920"}, {"height", 1080}}) << "rdp.desktop.width";
     QTest::newRow("desktop size_from other")
         << desktop({{"width", 1920}, {"height", 1080}, {"size_from", "panel"}}) << "rdp.desktop.size_from";
+    QTest::newRow("lock not an object") << with("lock", "settle") << "lock";
+    QTest::newRow("lock empty") << with("lock", QJsonObject{}) << "lock.confirmation";
+    QTest::newRow("lock confirmation other")
+        << with("lock", QJsonObject{{"confirmation", "none"}}) << "lock.confirmation";
+    QTest::newRow("lock confirmation bool")
+        << with("lock", QJsonObject{{"confirmation", true}}) << "lock.confirmation";
+    QTest::newRow("lock unknown field")
+        << with("lock", QJsonObject{{"confirmation", "guest"}, {"quiet_ms", 5}}) << "lock";
     QTest::newRow("desktop size_from bool")
         << desktop({{"width", 1920}, {"height", 1080}, {"size_from", true}}) << "rdp.desktop.size_from";
     QTest::newRow("layout zero") << with("rdp.keyboard_layout", "0x00000000") << "rdp.keyboard_layout";

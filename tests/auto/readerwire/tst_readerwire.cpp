@@ -122,6 +122,12 @@ private slots:
                           QByteArray(1, '\0') + QByteArray(4, '\0') + QByteArray("\x01\x00\x00\x00", 4) +
                           QByteArray("\xff\xff\xff\xff\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00", 16);
     QTest::newRow("a rectangle at -1") << datagramOf(Type::Leased, negative);
+    // fuzz_readerwire found it: a rectangle whose x + width overflows int was built before it
+    // was refused (UBSan in QRect). Refused without building it.
+    QByteArray overflow = QByteArray(8, '\0') + QByteArray("\x10\x00\x00\x00\x10\x00\x00\x00", 8) +
+                          QByteArray(1, '\0') + QByteArray(4, '\0') + QByteArray("\x01\x00\x00\x00", 4) +
+                          QByteArray("\x00\x00\x00\x68\x00\x00\x00\x00\x68\x6a\x68\x68\x01\x00\x00\x00", 16);
+    QTest::newRow("a rectangle whose right edge overflows") << datagramOf(Type::Leased, overflow);
     QByteArray failed;
     failed += QByteArray("\x05\x00\x00\x00", 4) + "NOPE!"; // a refusal code that does not exist
     QTest::newRow("an unknown refusal code") << datagramOf(Type::Failed, failed);

@@ -93,6 +93,8 @@ QString fieldOf(const Grant& g, const QString& field) {
     return KeyboardLayout::toString(g.rdp.desktop.keyboardLayout);
   if (field == QStringLiteral("lifetime"))
     return QString::number(g.issuedAt.secsTo(g.expiresAt));
+  if (field == QStringLiteral("lock.confirmation"))
+    return Grant::Lock::confirmationName(g.lock.confirmation);
   if (field == QStringLiteral("panel.title"))
     return g.panel.title;
   if (field == QStringLiteral("panel"))
@@ -179,6 +181,8 @@ private slots:
         "rdp.desktop", "1024x768 server");
     row("--keyboard-layout default", {}, "rdp.keyboard_layout", "0x00000409");
     row("--keyboard-layout", {"--keyboard-layout", "0x00000407"}, "rdp.keyboard_layout", "0x00000407");
+    row("--lock-confirmation default", {}, "lock.confirmation", "guest");
+    row("--lock-confirmation settle", {"--lock-confirmation", "settle"}, "lock.confirmation", "settle");
     row("--lifetime default", {}, "lifetime", "900");
     row("--lifetime", {"--lifetime", "60"}, "lifetime", "60");
     row("--title default", {}, "panel.title", "Guest Console: win11");
