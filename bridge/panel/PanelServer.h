@@ -46,7 +46,7 @@ public:
   int pendingCount() const { return int(m_pending.size()); } // connections awaiting hello
   void sendText(const QByteArray& message);
   // Hands what is queued to the socket now, for a message that must not wait for the event
-  // loop (the lock barrier's `drained`, sent before the console blocks on the guest sync).
+  // loop (the lock barrier's `drained`, sent before the asynchronous guest sync starts).
   void flush();
   void sendBinary(const QByteArray& packet);
   // Says bye (with the reason) and closes the panel connection; no new panel may follow.

@@ -2,7 +2,7 @@
 // socket in the run's private directory, takes the grant's MCP server and tool from it and
 // then serves MCP on stdin/stdout (one JSON-RPC message per line) until stdin ends.
 //
-// Refuses to start — exit code kExitRefused, one line "guest-console mcp: CODE: message" on
+// Refuses to start — exit code kMcpExitRefused, one line "guest-console mcp: CODE: message" on
 // stderr, nothing on stdout — when the run id is not a safe path component or no console
 // runs for it (RUN_NOT_FOUND), or the console, its directory or the grant's server/tool are
 // not authorized (MCP_NOT_AUTHORIZED).

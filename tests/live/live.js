@@ -401,7 +401,8 @@ function evidenceOf(stateDir, run) {
 // with the packaged extension, in headless chromium, driven by the extension's own e2e
 // helper (vscode-extension/test/e2e/codeServerLane.ts, built by tests/live/run). The
 // extension spawns the console itself (`guestConsole.binaryPath`) with its fixed argv
-// (`open --grant G --allow-origin O`: no tuning options, so the console's defaults apply)
+// (`open --grant G --allow-origin O --issuer-key K`: no tuning options, so the console's
+// defaults apply)
 // and the XDG_* dirs below; the password is typed into the extension's password box only.
 const VS = {
   code: process.env.GC_CODE_SERVER,

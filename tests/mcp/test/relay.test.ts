@@ -145,12 +145,17 @@ function checkCapture(handle: ConsoleHandle, capture: ToolResult): string {
   assert.equal(image.mimeType, 'image/png');
   const png = Buffer.from(image.data as string, 'base64');
   const sha256 = createHash('sha256').update(png).digest('hex');
-  assert.deepEqual(capture.structuredContent, {
+  const { lock_confirmation: confirmation, ...rest } = capture.structuredContent as Record<string, unknown>;
+  assert.deepEqual(rest, {
     width: handle.width,
     height: handle.height,
     sha256,
     mime_type: 'image/png',
   });
+  // Issue 24.4: the test guest answers the lock's Refresh Rect, and the grant requires it.
+  const c = confirmation as { by?: string; required?: string } | undefined;
+  assert.equal(c?.by, 'refresh_rect', JSON.stringify(confirmation));
+  assert.equal(c?.required, 'guest', JSON.stringify(confirmation));
   const picture = Picture.fromPng(png);
   assert.deepEqual([picture.width, picture.height], [handle.width, handle.height]);
   assert.equal(findMarker(picture)?.toString(16), handle.marker.toString(16), 'the guest identity marker');
