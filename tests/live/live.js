@@ -239,10 +239,17 @@ const GUEST_DESKTOP = (() => {
   return `${m[1]}x${m[2]}`;
 })();
 let grantCount = 0;
+// lock.confirmation "settle": the guest's RDP server is FreeRDP's shadow server, which answers a
+// Refresh Rect only with its next screen change (a still X screen never answers), so with the
+// default ("guest") every lock here ends GUEST_UNCONFIRMED — the fail-closed rule of issue 24,
+// proven against the test guest in the battery (16.4) and the hostile lane (frozen). The lane
+// checks that the lock and the capture say which rule vouched (proof 3).
+const LOCK_CONFIRMATION = 'settle';
 function issueGrant({ port, cert, lifetime, run }) {
   const out = path.join(GRANTS, `grant-${++grantCount}.json`);
   const args = [...(run ? ['--run', run] : []), '--out', out, '--vm-uuid', VM.uuid, '--vm-name', VM.name, '--port', String(port), '--libvirt-uri', URI,
-    '--cert-sha256', cert, '--desktop', GUEST_DESKTOP, '--title', 'live lane', '--panel', `username=${USER}`, '--sign-key', ISSUER.key];
+    '--cert-sha256', cert, '--desktop', GUEST_DESKTOP, '--title', 'live lane', '--panel', `username=${USER}`, '--sign-key', ISSUER.key,
+    '--lock-confirmation', LOCK_CONFIRMATION];
   if (lifetime) args.push('--lifetime', String(lifetime));
   execFileSync(BIN.issue, args, { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   return out;
@@ -772,6 +779,8 @@ async function main() {
     last_accepted_seen_before_capturing_ms: lastAcceptedSeenAt ? capturingAt - lastAcceptedSeenAt : null,
     last_accepted_seen_before_capture_returned_ms: lastAcceptedSeenAt ? captureAt - lastAcceptedSeenAt : null,
     lock_to_capturing_ms: capturingAt - lockAt, request_lock: lockRes && !lockRes.isError ? 'ok' : lockRes && lockRes.structuredContent,
+    lock_confirmation: lockRes && lockRes.structuredContent && lockRes.structuredContent.lock_confirmation,
+    capture_lock_confirmation: capture && capture.structuredContent && capture.structuredContent.lock_confirmation,
     captured_marker: capMarker.error ? capMarker : { keys: capMarker.keys, buttons: capMarker.buttons, motions: capMarker.motions },
     guest_motions_total_at_capture: motionsBefore + seenBeforeCapture, control_sequence: ctl.filter((c) => ['LOCKING', 'drained', 'READ_ONLY', 'CAPTURING', 'REVIEWING'].includes(c)),
   };
@@ -787,6 +796,10 @@ async function main() {
   check(3, 'the captured frame (MCP capture_desktop) shows all of them: the guest\'s counters equal what it observed', !capMarker.error && capMarker.motions === serial.events(0).filter((e) => e.kind === 'motion').length && capMarker.keys === totalKeys(), B);
   check(3, 'every concurrent or later event was refused PHASE_LOCKED (incl. after CAPTURING) and never observed in the guest', refused.every((r) => r.code === 'PHASE_LOCKED' && r.seq > upto) && refusedAfterCapturing > 0 && refusedSeen.length === 0, B);
   check(3, 'control channel: LOCKING → drained → READ_ONLY → CAPTURING', order.every((v, i) => v >= 0 && (i === 0 || v > order[i - 1])), { sequence: B.control_sequence });
+  // Issue 24.4: the reply and the capture say how the guest confirmed, and which rule the grant set.
+  const lc = B.lock_confirmation || {}, cc = B.capture_lock_confirmation || {};
+  check(3, `the lock and the capture say how the guest confirmed: by ${lc.by}, required ${lc.required}`,
+    ['refresh_rect', 'settle_only'].includes(lc.by) && lc.required === LOCK_CONFIRMATION && cc.by === lc.by && cc.required === lc.required, { lock: lc, capture: cc });
 
   // ---- proof 4: one action through MCP -----------------------------------------------------
   {
