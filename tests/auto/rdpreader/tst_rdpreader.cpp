@@ -12,7 +12,9 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <algorithm>
 #include <csignal>
+#include <ctime>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -193,6 +195,62 @@ private slots:
     QVERIFY(!s.ok());
     QVERIFY(s.code() == Refusal::RdpReaderFailed || s.code() == Refusal::ResourceExhausted);
     QCOMPARE(reader.state(), RdpReader::State::Finished);
+  }
+
+  // What the process boundary costs (issue 24 point 3): the reader's spawn, its connect, a key's
+  // round trip through the reader (the call returns once the reader wrote and flushed it) and
+  // its arrival at the guest, and the abort. tst_rdpsession's eachSendIsOnTheWireWhenItReturns
+  // prints the same send figures for the session in-process, in the same ctest run. Figures,
+  // not limits: every send must reach the guest, in order.
+  void reportsWhatTheProcessBoundaryCosts() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
+                         QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}));
+    const auto now = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_MONOTONIC, &ts); // the guest's t_ns clock
+      return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    };
+    RdpReader reader;
+    const qint64 t0 = now();
+    QVERIFY(reader.spawn(QSize(800, 600)).ok());
+    const double spawnMs = double(now() - t0) / 1e6;
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    const qint64 t1 = now();
+    reader.start(configFor(guest, QSize(800, 600)), credentials());
+    QVERIFY(connected.wait(30000));
+    const double connectMs = double(now() - t1) / 1e6;
+    const int before = int(guest.events(QStringLiteral("input")).size());
+    QList<double> returnUs, deliveredUs;
+    constexpr int kSends = 100;
+    for (int i = 0; i < kSends; ++i) {
+      const qint64 sentAt = now();
+      QVERIFY(reader.sendKey(0x1E, i % 2 == 0).ok());
+      returnUs.append(double(now() - sentAt) / 1e3);
+      QVERIFY2(guest.waitForEvent(QStringLiteral("input"), before + i + 1),
+               qPrintable(QStringLiteral("send #%1 never reached the guest").arg(i)));
+      const qint64 decoded =
+          qint64(guest.events(QStringLiteral("input")).last().value(QStringLiteral("t_ns")).toDouble());
+      deliveredUs.append(double(decoded - sentAt) / 1e3);
+    }
+    const qint64 t2 = now();
+    reader.abort();
+    const double abortMs = double(now() - t2) / 1e6;
+    QCOMPARE(reader.state(), RdpReader::State::Finished);
+    const auto median = [](QList<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const auto p99 = [](QList<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[qsizetype(0.99 * double(v.size() - 1))];
+    };
+    qInfo("FIGURE reader_spawn_ms %.1f reader_connect_ms %.1f reader_abort_ms %.1f", spawnMs, connectMs,
+          abortMs);
+    qInfo("FIGURE reader_sendKey_return_us median=%.1f p99=%.1f (n=%d)", median(returnUs), p99(returnUs),
+          kSends);
+    qInfo("FIGURE reader_send_to_guest_decode_us median=%.1f p99=%.1f (n=%d)", median(deliveredUs),
+          p99(deliveredUs), kSends);
   }
 };
 
