@@ -14,6 +14,7 @@ const crypto = require('crypto');
 const { execFileSync, spawnSync } = require('child_process');
 const { WsClient } = require('../battery/lib/ws');
 const { decodePng } = require('../battery/lib/png');
+const { parseFrame, Canvas } = require('../battery/lib/gcf1');
 const P = require('../battery/lib/proc');
 
 const [WORK, USER] = process.argv.slice(2);
@@ -131,36 +132,16 @@ function decodeXwd(buf) {
 
 // The panel client: composites the PNG rectangles of every frame onto a canvas and acks.
 function framePanel(ws) {
+  const canvas = new Canvas(decodePng);
   const state = { frames: 0, pngRects: 0, jpegRects: 0, canvas: null, covered: null, width: 0, height: 0, firstAt: 0 };
   ws.on('binary', (msg) => {
     try {
-      const frame = msg.readUInt32LE(4), width = msg.readUInt16LE(8), height = msg.readUInt16LE(10), rects = msg.readUInt16LE(12);
+      const f = parseFrame(msg);
       if (!state.frames) state.firstAt = Date.now();
       state.frames++;
-      if (!state.canvas || state.width !== width || state.height !== height) {
-        state.width = width; state.height = height;
-        state.canvas = { width, height, rgb: Buffer.alloc(width * height * 3) };
-        state.covered = new Uint8Array(width * height);
-      }
-      let off = 14;
-      for (let i = 0; i < rects; i++) {
-        const x = msg.readUInt16LE(off), y = msg.readUInt16LE(off + 2), w = msg.readUInt16LE(off + 4), h = msg.readUInt16LE(off + 6);
-        const enc = msg[off + 8], len = msg.readUInt32LE(off + 9);
-        const bytes = msg.subarray(off + 13, off + 13 + len);
-        off += 13 + len;
-        if (enc === 1) {
-          state.pngRects++;
-          const img = decodePng(bytes);
-          for (let yy = 0; yy < Math.min(h, img.height); yy++) {
-            img.rgb.copy(state.canvas.rgb, ((y + yy) * width + x) * 3, yy * img.width * 3, (yy * img.width + Math.min(w, img.width)) * 3);
-            state.covered.fill(1, (y + yy) * width + x, (y + yy) * width + x + Math.min(w, img.width));
-          }
-        } else {
-          state.jpegRects++;
-          for (let yy = 0; yy < h; yy++) state.covered.fill(0, (y + yy) * width + x, (y + yy) * width + x + w);
-        }
-      }
-      ws.send({ type: 'frame_ack', frame });
+      canvas.apply(f);
+      Object.assign(state, { canvas: canvas.image(), covered: canvas.covered, width: canvas.width, height: canvas.height, pngRects: canvas.pngRects, jpegRects: canvas.jpegRects });
+      ws.send({ type: 'frame_ack', frame: f.frame });
     } catch (e) { state.error = String(e); }
   });
   return state;

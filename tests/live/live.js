@@ -14,6 +14,7 @@ const crypto = require('crypto');
 const { spawnSync, execFileSync, execFile } = require('child_process');
 const { WsClient } = require('../battery/lib/ws');
 const { decodePng } = require('../battery/lib/png');
+const { parseFrame, Canvas } = require('../battery/lib/gcf1');
 const P = require('../battery/lib/proc');
 const { ntHashHex } = require('./lib/md4');
 
@@ -325,37 +326,17 @@ function readMarker(img, covered) {
 
 // Panel frames: composite lossless (PNG) rects; a JPEG rect makes its area unknown.
 function frameTracker(ws) {
+  const canvas = new Canvas(decodePng);
   const st = { frames: 0, png: 0, jpeg: 0, canvas: null, covered: null, marker: null, width: 0, height: 0 };
   ws.on('binary', (msg) => {
     try {
-      const frame = msg.readUInt32LE(4), width = msg.readUInt16LE(8), height = msg.readUInt16LE(10), rects = msg.readUInt16LE(12);
+      const f = parseFrame(msg);
       st.frames++;
-      if (!st.canvas || st.width !== width || st.height !== height) {
-        st.width = width; st.height = height;
-        st.canvas = { width, height, rgb: Buffer.alloc(width * height * 3) };
-        st.covered = new Uint8Array(width * height);
-      }
-      let off = 14;
-      for (let i = 0; i < rects; i++) {
-        const x = msg.readUInt16LE(off), y = msg.readUInt16LE(off + 2), w = msg.readUInt16LE(off + 4), h = msg.readUInt16LE(off + 6);
-        const enc = msg[off + 8], len = msg.readUInt32LE(off + 9);
-        const bytes = msg.subarray(off + 13, off + 13 + len);
-        off += 13 + len;
-        if (enc === 1) {
-          st.png++;
-          const img = decodePng(bytes);
-          for (let yy = 0; yy < Math.min(h, img.height); yy++) {
-            img.rgb.copy(st.canvas.rgb, ((y + yy) * width + x) * 3, yy * img.width * 3, (yy * img.width + Math.min(w, img.width)) * 3);
-            st.covered.fill(1, (y + yy) * width + x, (y + yy) * width + x + Math.min(w, img.width));
-          }
-        } else {
-          st.jpeg++;
-          for (let yy = 0; yy < h; yy++) st.covered.fill(0, (y + yy) * width + x, (y + yy) * width + x + w);
-        }
-      }
+      canvas.apply(f);
+      Object.assign(st, { canvas: canvas.image(), covered: canvas.covered, width: canvas.width, height: canvas.height, png: canvas.pngRects, jpeg: canvas.jpegRects });
       const m = readMarker(st.canvas, st.covered);
       if (m) st.marker = m;
-      ws.send({ type: 'frame_ack', frame });
+      ws.send({ type: 'frame_ack', frame: f.frame });
     } catch (e) { st.error = String(e); }
   });
   return st;

@@ -26,7 +26,7 @@ class WsClient extends EventEmitter {
       const socket = net.connect({ host: '127.0.0.1', port });
       const key = crypto.randomBytes(16).toString('base64');
       let head = Buffer.alloc(0);
-      const timer = setTimeout(() => { socket.destroy(); reject(new Error('handshake timeout')); }, 5000);
+      const timer = setTimeout(() => { socket.destroy(); reject(new Error('handshake timeout')); }, 30000); // generous: a loaded machine (the console runs under ASan)
       socket.once('connect', () => {
         const lines = [`GET / HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade',
           `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13'];

@@ -2,9 +2,9 @@
 // The lane's panel: acknowledges the console's frame packets like a panel does, composites
 // their lossless (PNG) rectangles onto a canvas, and scans every decoded rectangle for the
 // run's sentinels. Lossy (JPEG) rectangles are counted but not scanned: their bytes are not
-// the pixels' bytes. Packet layout: bridge/frames (magic, frame id, width, height, rects;
-// each rect x, y, w, h, encoding, length, bytes).
+// the pixels' bytes. Packets are read by the lanes' one GCF1 reader (battery/lib/gcf1.js).
 const { decodePng, markerAt } = require('../../battery/lib/png');
+const { parseFrame, Canvas } = require('../../battery/lib/gcf1');
 
 class PanelView {
   constructor(ws, scanner) {
@@ -18,33 +18,22 @@ class PanelView {
     this.hits = [];
     this.errors = 0;
     this.canvas = null; // { width, height, rgb }
+    this.view = new Canvas(decodePng);
     this.lastFrameAt = 0;
     ws.on('binary', (msg) => this.onPacket(msg));
   }
 
   onPacket(msg) {
     try {
-      const frame = msg.readUInt32LE(4), width = msg.readUInt16LE(8), height = msg.readUInt16LE(10), rects = msg.readUInt16LE(12);
+      const f = parseFrame(msg);
       this.frames++;
       this.lastFrameAt = Date.now();
-      if (!this.canvas || this.canvas.width !== width || this.canvas.height !== height)
-        this.canvas = { width, height, rgb: Buffer.alloc(width * height * 3) };
-      let off = 14;
-      for (let i = 0; i < rects; i++) {
-        const x = msg.readUInt16LE(off), y = msg.readUInt16LE(off + 2), w = msg.readUInt16LE(off + 4), h = msg.readUInt16LE(off + 6);
-        const enc = msg[off + 8], len = msg.readUInt32LE(off + 9);
-        const bytes = msg.subarray(off + 13, off + 13 + len);
-        off += 13 + len;
-        if (enc !== 1) { this.jpegRects++; this.jpegPixels += w * h; continue; }
-        const img = decodePng(bytes);
-        this.pngRects++;
-        this.pngPixels += img.width * img.height;
-        for (const hit of this.scanner.scanRgb(img.rgb)) this.hits.push({ ...hit, where: 'panel', frame });
-        const cw = Math.min(w, img.width, width - x);
-        for (let yy = 0; yy < Math.min(h, img.height, height - y); yy++)
-          img.rgb.copy(this.canvas.rgb, ((y + yy) * width + x) * 3, yy * img.width * 3, (yy * img.width + cw) * 3);
-      }
-      this.ws.send({ type: 'frame_ack', frame });
+      this.view.apply(f, (img) => {
+        for (const hit of this.scanner.scanRgb(img.rgb)) this.hits.push({ ...hit, where: 'panel', frame: f.frame });
+      });
+      this.canvas = this.view.image();
+      Object.assign(this, { pngRects: this.view.pngRects, jpegRects: this.view.jpegRects, pngPixels: this.view.pngPixels, jpegPixels: this.view.jpegPixels });
+      this.ws.send({ type: 'frame_ack', frame: f.frame });
     } catch (e) {
       this.errors++;
       this.lastError = String(e);
