@@ -68,6 +68,10 @@ PanelServer::~PanelServer() {
 }
 
 bool PanelServer::listen() {
+  // A deep accept queue (Qt's default is 50; the kernel caps it at net.core.somaxconn): while
+  // another uid floods the port with connect/close, the genuine panel's SYN is queued behind
+  // theirs (each sorted out within microseconds) instead of dropped and retried seconds later.
+  m_tcp->setListenBacklogSize(4096);
   if (!m_tcp->listen(QHostAddress::LocalHost, 0)) {
     m_error = m_tcp->errorString();
     return false;
