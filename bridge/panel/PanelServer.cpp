@@ -1,9 +1,12 @@
 #include "bridge/panel/PanelServer.h"
 
 #include "bridge/panel/LoopbackPeer.h"
+#include "common/DescriptorReserve.h"
 
 #include <QElapsedTimer>
 #include <QLoggingCategory>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QWebSocket>
 #include <QWebSocketCorsAuthenticator>
 #include <QWebSocketServer>
@@ -38,7 +41,10 @@ constexpr qint64 kTransportCapBytes = 64 * 1024;
 PanelServer::PanelServer(PanelPolicy policy, QObject* parent)
     : QObject(parent), m_policy(std::move(policy)),
       // No server name: the handshake does not announce the product to whoever connects.
-      m_server(new QWebSocketServer(QString(), QWebSocketServer::NonSecureMode, this)) {
+      m_server(new QWebSocketServer(QString(), QWebSocketServer::NonSecureMode, this)),
+      m_tcp(new QTcpServer(this)) {
+  connect(m_tcp, &QTcpServer::newConnection, this, &PanelServer::onTcpConnection);
+  connect(m_tcp, &QTcpServer::acceptError, this, &PanelServer::onAcceptError);
   // Handshaken sockets are taken at once (onNewConnection); the bound that matters is ours.
   m_server->setMaxPendingConnections(std::max(1, m_policy.maxPendingPanels));
   // A TCP connection that never completes the WebSocket handshake is dropped as fast as one
@@ -62,15 +68,80 @@ PanelServer::~PanelServer() {
 }
 
 bool PanelServer::listen() {
-  if (!m_server->listen(QHostAddress::LocalHost, 0)) {
-    m_error = m_server->errorString();
+  // A deep accept queue (Qt's default is 50; the kernel caps it at net.core.somaxconn): while
+  // another uid floods the port with connect/close, the genuine panel's SYN is queued behind
+  // theirs (each sorted out within microseconds) instead of dropped and retried seconds later.
+  m_tcp->setListenBacklogSize(4096);
+  if (!m_tcp->listen(QHostAddress::LocalHost, 0)) {
+    m_error = m_tcp->errorString();
     return false;
   }
   return true;
 }
 
 quint16 PanelServer::port() const {
-  return m_server->serverPort();
+  return m_tcp->serverPort();
+}
+
+int PanelServer::handshakingCount() const {
+  return int(std::count_if(m_handshaking.cbegin(), m_handshaking.cend(), [](const Handshaking& h) {
+    return h.socket && h.socket->state() == QAbstractSocket::ConnectedState;
+  }));
+}
+
+void PanelServer::onTcpConnection() {
+  while (QTcpSocket* tcp = m_tcp->nextPendingConnection()) {
+    // Whose process is connecting: asked of the kernel for this one socket, bounded.
+    const Outcome<uid_t> uid =
+        LoopbackPeer::uidOf(tcp->peerAddress(), tcp->peerPort(), tcp->localAddress(), tcp->localPort());
+    if (!uid.ok()) {
+      ++m_refusals[Refusal::PanelPeerUnknown];
+      emit refused(Refusal::PanelPeerUnknown, uid.failure().message);
+      qCInfo(lcPanel) << "refused connection:" << refusalName(Refusal::PanelPeerUnknown)
+                      << uid.failure().message;
+      tcp->abort();
+      tcp->deleteLater();
+      continue;
+    }
+    const bool foreign = *uid != ::geteuid();
+    m_handshaking.removeIf([](const Handshaking& h) {
+      return !h.socket || h.socket->state() != QAbstractSocket::ConnectedState;
+    });
+    if (m_handshaking.size() >= kMaxHandshaking) {
+      QList<bool> ranks;
+      for (const Handshaking& h : std::as_const(m_handshaking))
+        ranks.append(h.foreign);
+      const int victim = pickEviction(ranks, foreign);
+      const QString message =
+          QStringLiteral("%1 connections are in the WebSocket handshake").arg(m_handshaking.size());
+      ++m_refusals[Refusal::PanelBusy];
+      emit refused(Refusal::PanelBusy, message);
+      if (victim < 0) {
+        tcp->abort();
+        tcp->deleteLater();
+        continue;
+      }
+      QTcpSocket* old = m_handshaking.takeAt(victim).socket;
+      old->abort(); // QWebSocketServer lets go of it on disconnected
+      old->deleteLater();
+    }
+    m_handshaking.append(Handshaking{tcp, tcp->peerPort(), foreign});
+    m_server->handleConnection(tcp);
+  }
+  // Whatever the accept loop borrowed from the reserve is free again once excess is closed.
+  DescriptorReserve::replenish();
+}
+
+// EMFILE/ENFILE: Qt pauses accepting. One reserved descriptor goes back to the process so the
+// backlog is accepted and sorted (another user's excess closed at once), then accepting resumes.
+void PanelServer::onAcceptError() {
+  const bool released = DescriptorReserve::release();
+  qCWarning(lcPanel) << "accept failed:" << m_tcp->errorString()
+                     << (released ? "(a reserved descriptor was released)" : "");
+  ++m_refusals[Refusal::ResourceExhausted];
+  emit refused(Refusal::ResourceExhausted, QStringLiteral("accept: %1").arg(m_tcp->errorString()));
+  // Not at once: with nothing left to release, a busy loop on the listening socket would follow.
+  QTimer::singleShot(released ? 0 : 100, m_tcp, [tcp = m_tcp] { tcp->resumeAccepting(); });
 }
 
 void PanelServer::stop() {
@@ -80,11 +151,18 @@ void PanelServer::stop() {
     m_panel->deleteLater();
   }
   m_foreign.clear();
+  for (const Handshaking& h : std::exchange(m_handshaking, {})) {
+    if (h.socket) {
+      h.socket->abort();
+      h.socket->deleteLater();
+    }
+  }
   for (QWebSocket* socket : std::exchange(m_pending, {})) {
     socket->disconnect(this);
     socket->abort();
     socket->deleteLater();
   }
+  m_tcp->close();
   m_server->close();
 }
 
@@ -115,6 +193,14 @@ void PanelServer::refusePending(QWebSocket* socket, Refusal code, const QString&
 
 void PanelServer::onNewConnection() {
   while (QWebSocket* socket = m_server->nextPendingConnection()) {
+    // Whose process is connecting (asked at accept): another user's can never push one of ours out.
+    bool foreign = true;
+    for (qsizetype i = 0; i < m_handshaking.size(); ++i) {
+      if (m_handshaking.at(i).peerPort == socket->peerPort()) {
+        foreign = m_handshaking.takeAt(i).foreign;
+        break;
+      }
+    }
     if (m_panel || m_used) {
       refuseSocket(socket, Refusal::PanelBusy, QStringLiteral("this console already has its panel"));
       continue;
@@ -124,10 +210,6 @@ void PanelServer::onNewConnection() {
       refuseSocket(socket, Refusal::PanelOrigin, QStringLiteral("origin not allowed"));
       continue;
     }
-    // Whose process is connecting: another user's can never push one of ours out.
-    const std::optional<uid_t> uid = LoopbackPeer::uidOf(socket->peerAddress(), socket->peerPort(),
-                                                         socket->localAddress(), socket->localPort());
-    const bool foreign = !uid || *uid != ::geteuid();
     if (m_pending.size() >= std::max(1, m_policy.maxPendingPanels)) {
       QList<bool> ranks;
       for (QWebSocket* p : std::as_const(m_pending))

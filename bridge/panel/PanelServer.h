@@ -14,6 +14,16 @@
 // (Refusing every newcomer instead would let 8 idle sockets starve every genuine panel.) A bad Origin, a
 // missing or wrong hello, or a hello that comes late is refused and closed. Every refusal
 // is counted. The handshake names no product (no Server: value).
+//
+// Before any of that, the TCP connection itself (issue 26): PanelServer accepts it on its own
+// QTcpServer, asks the kernel whose it is (LoopbackPeer, one sock_diag query: the cost does not
+// grow with the host's TCP table) and only then hands it to QWebSocketServer for the handshake.
+// At most kMaxHandshaking connections may be in the handshake at once, under the same rule
+// (another user's newcomer beyond the bound is closed at once; ours closes their oldest), so
+// another uid's idle connections cannot pile up descriptors in the console. A connection whose
+// owner the kernel cannot name is closed at once (PANEL_PEER_UNKNOWN: fail closed). When accept
+// hits the descriptor limit, one descriptor of the DescriptorReserve is given back so the
+// backlog can still be accepted and sorted.
 #pragma once
 
 #include "bridge/panel/PanelMessage.h"
@@ -27,6 +37,8 @@
 #include <QTimer>
 #include <QWebSocket>
 
+class QTcpServer;
+class QTcpSocket;
 class QWebSocketServer;
 
 namespace gc {
@@ -44,6 +56,8 @@ public:
 
   bool hasPanel() const { return m_panel && m_authorized; }
   int pendingCount() const { return int(m_pending.size()); } // connections awaiting hello
+  int handshakingCount() const;                              // TCP connections before the upgrade
+  static constexpr int kMaxHandshaking = 16;
   void sendText(const QByteArray& message);
   // Hands what is queued to the socket now, for a message that must not wait for the event
   // loop (the lock barrier's `drained`, sent before the asynchronous guest sync starts).
@@ -74,6 +88,8 @@ signals:
   void refused(gc::Refusal code, const QString& message);
 
 private:
+  void onTcpConnection();
+  void onAcceptError();
   void onNewConnection();
   void onText(const QString& text);
   void onBinary(const QByteArray& data);
@@ -86,8 +102,16 @@ private:
   bool takeToken();
 
   PanelPolicy m_policy;
-  QWebSocketServer* m_server;
-  QPointer<QWebSocket> m_panel; // the authorized panel only
+  // m_server first: it (and the sockets it upgraded) goes before the TCP server that accepted them.
+  QWebSocketServer* m_server; // does the handshake of what m_tcp accepted; never listens itself
+  QTcpServer* m_tcp;
+  struct Handshaking {
+    QPointer<QTcpSocket> socket;
+    quint16 peerPort = 0; // finds it again once upgraded (all peers are 127.0.0.1)
+    bool foreign = true;
+  };
+  QList<Handshaking> m_handshaking; // accepted, before the WebSocket upgrade; oldest first
+  QPointer<QWebSocket> m_panel;     // the authorized panel only
   bool m_authorized = false;
   bool m_used = false;          // a panel was authorized once: no other may follow
   QList<QWebSocket*> m_pending; // awaiting hello, oldest first; each has its own deadline timer

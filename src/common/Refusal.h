@@ -70,6 +70,8 @@
   X(PanelUnauthorized, "PANEL_UNAUTHORIZED", "the panel's hello does not carry the capability")              \
   X(PanelTimeout, "PANEL_TIMEOUT", "the panel did not say hello in time")                                    \
   X(PanelMismatch, "PANEL_MISMATCH", "the panel's run, task or metadata differ from the grant")              \
+  X(PanelPeerUnknown, "PANEL_PEER_UNKNOWN",                                                                  \
+    "the kernel could not say which local user owns the panel connection")                                   \
   X(ProtocolMalformed, "PROTOCOL_MALFORMED", "the message is not valid protocol JSON")                       \
   X(ProtocolOversize, "PROTOCOL_OVERSIZE", "the message is too large")                                       \
   X(ProtocolBinary, "PROTOCOL_BINARY", "binary messages from the panel are not accepted")                    \

@@ -1,6 +1,7 @@
 #include "console/Console.h"
 
 #include "bridge/frames/SecureZero.h"
+#include "common/DescriptorReserve.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
 #include "grant/KeyboardLayout.h"
@@ -216,6 +217,7 @@ Status Console::fail(const Failure& failure) {
 Status Console::open() {
   disableCoreDumps();
   ignoreBrokenPipes();
+  DescriptorReserve::hold(); // for accept, evidence and teardown at the descriptor limit (issue 26)
   const QDateTime now = QDateTime::currentDateTimeUtc();
   Outcome<Grant> grant = GrantLoader::loadFile(m_options.grantPath, m_options.policy, now);
   if (!grant.ok())
@@ -276,6 +278,12 @@ Status Console::open() {
         m_rdp->probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256, m_options.probeTimeoutMs);
     if (!probed.ok())
       return fail(probed.failure());
+  }
+
+  // Every descriptor the run needs is there before the grant is spent (issue 26).
+  if (Status fds = DescriptorReserve::ensureFree(); !fds.ok()) {
+    DescriptorReserve::release(); // the refusal's evidence needs one too
+    return fail(fds.failure());
   }
 
   // From here on the grant is spent, whatever happens next.

@@ -1,5 +1,7 @@
 #include "grant/GrantLedger.h"
 
+#include <QCryptographicHash>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QRegularExpression>
@@ -11,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace gc {
 
@@ -37,30 +40,85 @@ public:
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return m_fd; }
+  int release() { return std::exchange(m_fd, -1); }
+  void reset(int fd) {
+    if (m_fd >= 0)
+      ::close(m_fd);
+    m_fd = fd;
+  }
 
 private:
   int m_fd;
 };
 
-// Creates the state directory (and missing parents) 0700. An existing directory is used as
-// it is; only the ledger file's own safety is enforced.
-Status ensureStateDir(const QString& dir) {
-  const QByteArray native = QFile::encodeName(QDir::cleanPath(dir));
-  QByteArray partial;
-  const QList<QByteArray> parts = native.split('/');
-  for (qsizetype i = 0; i < parts.size(); ++i) {
-    if (i > 0)
-      partial += '/';
-    partial += parts[i];
-    if (partial.isEmpty() || partial == "/")
-      continue;
-    if (::mkdir(partial.constData(), 0700) != 0 && errno != EEXIST)
-      return ledgerFailure(QStringLiteral("cannot create the state directory: %1").arg(lastError()));
-  }
+// Whether a directory we are about to trust is safe from other users: ours or root's, and
+// nobody else may rename or remove what it holds (a sticky dir lets others create entries
+// but not rename ours; a missing entry is created by us and checked like the rest).
+Status checkDirectory(int fd, const QByteArray& path) {
   struct stat st {};
-  if (::stat(native.constData(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return ledgerFailure(QStringLiteral("the state directory is not a directory"));
+  if (::fstat(fd, &st) != 0)
+    return ledgerFailure(QStringLiteral("cannot stat %1: %2").arg(QFile::decodeName(path), lastError()));
+  if (!S_ISDIR(st.st_mode))
+    return ledgerFailure(QStringLiteral("%1 is not a directory").arg(QFile::decodeName(path)));
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return ledgerFailure(QStringLiteral("%1 is owned by another user").arg(QFile::decodeName(path)));
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    return ledgerFailure(
+        QStringLiteral("%1 is writable by group or others and not sticky: another user could rename the "
+                       "ledger away")
+            .arg(QFile::decodeName(path)));
   return success();
+}
+
+// Where the descriptor chain starts: the user's home (from passwd, like perUserDir()) for a
+// dir below it (the path to a home is the administrator's), else the root directory.
+QByteArray anchorFor(const QByteArray& dir) {
+  const struct passwd* user = ::getpwuid(::geteuid());
+  if (user && user->pw_dir && user->pw_dir[0] == '/') {
+    const QByteArray home = QFile::encodeName(QDir::cleanPath(QFile::decodeName(user->pw_dir)));
+    if (home != "/" && (dir == home || dir.startsWith(home + '/')))
+      return home;
+  }
+  return QByteArrayLiteral("/");
+}
+
+// Opens the state directory as a chain of descriptors from the anchor down, checking each
+// directory on the descriptor that is then used, so a rename between check and use changes
+// nothing. `create`: missing directories are made 0700 (consume); otherwise a missing one
+// yields -1 with no failure (lookup: nothing was ever consumed there).
+Outcome<int> openStateDir(const QString& dir, bool create) {
+  const QByteArray path = QFile::encodeName(QDir::cleanPath(QDir(dir).absolutePath()));
+  const QByteArray anchor = anchorFor(path);
+  int fd = ::open(anchor.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ledgerFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(anchor), lastError()));
+  Fd current(fd);
+  if (Status safe = checkDirectory(current.get(), anchor); !safe)
+    return safe.failure();
+  QByteArray walked = anchor == "/" ? QByteArray() : anchor;
+  const QList<QByteArray> parts = path.mid(anchor == "/" ? 0 : anchor.size()).split('/');
+  for (const QByteArray& name : parts) {
+    if (name.isEmpty())
+      continue;
+    walked += '/' + name;
+    int next = ::openat(current.get(), name.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && create) {
+      if (::mkdirat(current.get(), name.constData(), 0700) != 0 && errno != EEXIST)
+        return ledgerFailure(QStringLiteral("cannot create the state directory: %1").arg(lastError()));
+      next = ::openat(current.get(), name.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0 && errno == ENOENT)
+      return -1;
+    if (next < 0 && (errno == ELOOP || errno == ENOTDIR))
+      return ledgerFailure(
+          QStringLiteral("%1 is a link or not a directory; refusing it").arg(QFile::decodeName(walked)));
+    if (next < 0)
+      return ledgerFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(walked), lastError()));
+    current.reset(next);
+    if (Status safe = checkDirectory(current.get(), walked); !safe)
+      return safe.failure();
+  }
+  return current.release();
 }
 
 Status checkLedgerFile(int fd) {
@@ -77,11 +135,14 @@ Status checkLedgerFile(int fd) {
   return success();
 }
 
-Outcome<int> openLedger(const QString& path, int flags) {
-  const int fd = ::open(QFile::encodeName(path).constData(), flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+// O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; fstat then refuses it.
+Outcome<int> openLedger(int dirFd, int flags) {
+  const int fd = ::openat(dirFd, kLedgerName, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600);
   if (fd < 0) {
     if (errno == ELOOP)
       return ledgerFailure(QStringLiteral("the ledger is a symlink; refusing it"));
+    if (errno == ENXIO || errno == EISDIR)
+      return ledgerFailure(QStringLiteral("the ledger is not a regular file"));
     return Failure{Refusal::GrantLedger, QStringLiteral("cannot open the ledger: %1").arg(lastError())};
   }
   return fd;
@@ -95,40 +156,8 @@ int lockFd(int fd, int operation) {
   return rc;
 }
 
-// Scans the whole ledger from the start for a line beginning with "<id> ". Reads with
-// pread so the O_APPEND write position is irrelevant. `endsWithNewline` reports whether the
-// last line is complete (a crash mid-append can leave a partial one).
-Outcome<bool> scanFor(int fd, const QByteArray& id, bool* endsWithNewline) {
-  const QByteArray prefix = id + ' ';
-  QByteArray carry;
-  char buffer[64 * 1024];
-  off_t offset = 0;
-  bool found = false;
-  char last = '\n';
-  for (;;) {
-    const ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return ledgerFailure(QStringLiteral("cannot read the ledger: %1").arg(lastError()));
-    if (n == 0)
-      break;
-    offset += n;
-    last = buffer[n - 1];
-    carry.append(buffer, n);
-    qsizetype start = 0;
-    for (qsizetype nl = carry.indexOf('\n'); nl >= 0; nl = carry.indexOf('\n', start)) {
-      if (QByteArrayView(carry).sliced(start, nl - start).startsWith(prefix))
-        found = true;
-      start = nl + 1;
-    }
-    carry.remove(0, start);
-  }
-  if (!carry.isEmpty() && carry.startsWith(prefix))
-    found = true;
-  if (endsWithNewline)
-    *endsWithNewline = last == '\n';
-  return found;
+QByteArray checkOf(QByteArrayView fields) {
+  return QCryptographicHash::hash(fields, QCryptographicHash::Sha256).toHex().left(16);
 }
 
 bool isCanonicalId(const QString& id) {
@@ -137,9 +166,80 @@ bool isCanonicalId(const QString& id) {
   return re.match(id).hasMatch();
 }
 
+bool isCanonicalIdBytes(QByteArrayView id) {
+  return id.size() == 36 && isCanonicalId(QString::fromLatin1(id));
+}
+
 bool isCanonicalDigest(const QByteArray& digest) {
   static const QRegularExpression re(QStringLiteral("\\A[0-9a-f]{64}\\z"));
   return re.match(QString::fromLatin1(digest)).hasMatch();
+}
+
+// The id a complete ledger line records, or empty when the line counts for nothing (torn,
+// bad check, not a record).
+QByteArrayView recordedId(QByteArrayView line) {
+  const QList<QByteArrayView> f = [&] {
+    QList<QByteArrayView> out;
+    qsizetype start = 0;
+    for (qsizetype i = 0; i <= line.size(); ++i) {
+      if (i == line.size() || line[i] == ' ') {
+        out.append(line.sliced(start, i - start));
+        start = i + 1;
+      }
+    }
+    return out;
+  }();
+  if (f.size() != 3 && f.size() != 4)
+    return {};
+  if (!isCanonicalIdBytes(f[0]) || !isCanonicalDigest(f[1].toByteArray()))
+    return {};
+  // Three fields: written before lines carried a check; still a consumption.
+  if (f.size() == 4 && f[3] != checkOf(line.first(f[0].size() + f[1].size() + f[2].size() + 2)))
+    return {};
+  return f[0];
+}
+
+struct Scan {
+  bool found = false;
+  off_t complete = 0; // the size up to and including the last '\n'
+  off_t size = 0;
+};
+
+// Scans the whole ledger from the start for a complete record of `id`. Reads with pread so
+// the O_APPEND write position is irrelevant.
+Outcome<Scan> scanFor(int fd, QByteArrayView id) {
+  Scan scan;
+  QByteArray carry;
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer, scan.size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return ledgerFailure(QStringLiteral("cannot read the ledger: %1").arg(lastError()));
+    if (n == 0)
+      break;
+    carry.append(buffer, n);
+    qsizetype start = 0;
+    for (qsizetype nl = carry.indexOf('\n'); nl >= 0; nl = carry.indexOf('\n', start)) {
+      if (recordedId(QByteArrayView(carry).sliced(start, nl - start)) == id)
+        scan.found = true;
+      start = nl + 1;
+    }
+    scan.size += n;
+    scan.complete = scan.size - (carry.size() - start);
+    carry.remove(0, start);
+  }
+  return scan;
+}
+
+// Truncates the file back to `size` (a record that did not fully land must not count later).
+void truncateBack(int fd, off_t size) {
+  int rc;
+  do {
+    rc = ::ftruncate(fd, size);
+  } while (rc != 0 && errno == EINTR);
+  (void)::fsync(fd);
 }
 
 } // namespace
@@ -157,6 +257,12 @@ QString GrantLedger::ledgerPath() const {
   return QDir(m_dir).filePath(QLatin1StringView(kLedgerName));
 }
 
+QByteArray GrantLedger::recordLine(const QByteArray& id, const QByteArray& digestHex,
+                                   const QByteArray& time) {
+  const QByteArray fields = id + ' ' + digestHex + ' ' + time;
+  return fields + ' ' + checkOf(fields) + '\n';
+}
+
 Status GrantLedger::consume(const Grant& grant) {
   // Only canonical ids and digests are ever written, so a line can never be forged by a
   // crafted field.
@@ -166,10 +272,11 @@ Status GrantLedger::consume(const Grant& grant) {
     return ledgerFailure(QStringLiteral("digest is not 64 lowercase hex digits"));
   if (m_dir.isEmpty())
     return ledgerFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
-  Status dir = ensureStateDir(m_dir);
+  Outcome<int> dir = openStateDir(m_dir, true);
   if (!dir)
-    return dir;
-  Outcome<int> opened = openLedger(ledgerPath(), O_RDWR | O_CREAT | O_APPEND);
+    return dir.failure();
+  const Fd dirFd(*dir);
+  Outcome<int> opened = openLedger(dirFd.get(), O_RDWR | O_CREAT | O_APPEND);
   if (!opened)
     return opened.failure();
   const Fd fd(*opened);
@@ -179,31 +286,41 @@ Status GrantLedger::consume(const Grant& grant) {
   if (lockFd(fd.get(), LOCK_EX) != 0)
     return ledgerFailure(QStringLiteral("cannot lock the ledger: %1").arg(lastError()));
 
-  bool endsWithNewline = true;
-  Outcome<bool> seen = scanFor(fd.get(), grant.grantId.toLatin1(), &endsWithNewline);
-  if (!seen)
-    return seen.failure();
-  if (*seen)
+  const QByteArray id = grant.grantId.toLatin1();
+  Outcome<Scan> scan = scanFor(fd.get(), id);
+  if (!scan)
+    return scan.failure();
+  if (scan->found)
     return Status(Refusal::GrantReused, QStringLiteral("grant %1 was already consumed").arg(grant.grantId));
+  // A torn tail is a record whose consume never succeeded (it returns only after a whole
+  // line is synced): it goes, so the new line starts on a line of its own.
+  if (scan->complete != scan->size) {
+    if (::ftruncate(fd.get(), scan->complete) != 0)
+      return ledgerFailure(QStringLiteral("cannot drop the ledger's torn tail: %1").arg(lastError()));
+  }
 
-  QByteArray line;
-  if (!endsWithNewline)
-    line += '\n';
-  line += grant.grantId.toLatin1() + ' ' + grant.digestHex + ' ' +
-          QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toLatin1() + '\n';
-  qsizetype written = 0;
-  while (written < line.size()) {
-    const ssize_t n =
-        ::write(fd.get(), line.constData() + written, static_cast<size_t>(line.size() - written));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return ledgerFailure(QStringLiteral("cannot append to the ledger: %1").arg(lastError()));
-    written += n;
+  const QByteArray line =
+      recordLine(id, grant.digestHex, QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toLatin1());
+  // One write of the whole line, at the end (O_APPEND): it lands whole, or it is taken back.
+  ssize_t n;
+  do {
+    n = ::write(fd.get(), line.constData(), size_t(line.size()));
+  } while (n < 0 && errno == EINTR);
+  if (n != line.size()) {
+    const QString why =
+        n < 0 ? lastError() : QStringLiteral("%1 of %2 bytes written").arg(n).arg(line.size());
+    truncateBack(fd.get(), scan->complete);
+    return ledgerFailure(
+        QStringLiteral("cannot append to the ledger (%1); the grant was not consumed").arg(why));
   }
   // The grant counts as consumed only once the record is durable.
-  if (::fsync(fd.get()) != 0)
-    return ledgerFailure(QStringLiteral("cannot sync the ledger: %1").arg(lastError()));
+  if (::fsync(fd.get()) != 0) {
+    const QString why = lastError();
+    truncateBack(fd.get(), scan->complete);
+    return ledgerFailure(QStringLiteral("cannot sync the ledger (%1); the grant was not consumed").arg(why));
+  }
+  if (scan->size == 0)
+    (void)::fsync(dirFd.get()); // a new ledger's directory entry
   return success();
 }
 
@@ -213,8 +330,14 @@ Outcome<bool> GrantLedger::lookup(const QString& grantId) const {
     return ledgerFailure(QStringLiteral("grant_id is not a UUID"));
   if (m_dir.isEmpty())
     return ledgerFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
+  Outcome<int> dir = openStateDir(m_dir, false);
+  if (!dir)
+    return dir.failure();
+  if (*dir < 0)
+    return false; // no state dir: nothing was consumed
+  const Fd dirFd(*dir);
   const int raw =
-      ::open(QFile::encodeName(ledgerPath()).constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+      ::openat(dirFd.get(), kLedgerName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (raw < 0 && errno == ENOENT)
     return false;
   if (raw < 0) {
@@ -228,7 +351,10 @@ Outcome<bool> GrantLedger::lookup(const QString& grantId) const {
     return safe.failure();
   if (lockFd(fd.get(), LOCK_SH) != 0)
     return ledgerFailure(QStringLiteral("cannot lock the ledger: %1").arg(lastError()));
-  return scanFor(fd.get(), id.toLatin1(), nullptr);
+  Outcome<Scan> scan = scanFor(fd.get(), id.toLatin1());
+  if (!scan)
+    return scan.failure();
+  return scan->found;
 }
 
 bool GrantLedger::isConsumed(const QString& grantId) const {

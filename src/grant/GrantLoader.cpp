@@ -11,6 +11,7 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -53,12 +54,18 @@ const QRegularExpression& utcTimePattern() {
   return re;
 }
 
+// What the operator is shown (the panel's title and metadata, the VM's name, the MCP
+// server…) must read as what it is (issue 26): no C0 or C1 control, no DEL, no line or
+// paragraph separator, and no bidirectional formatting character (embeddings, overrides,
+// isolates, marks), which could make a value display as something else
+// (https://trojansource.codes, CVE-2021-42574).
+bool isControlOrBidi(char16_t c) {
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
+         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
 bool hasControlCharacters(const QString& s) {
-  for (QChar c : s) {
-    if (c.unicode() < 0x20 || c.unicode() == 0x7f)
-      return true;
-  }
-  return false;
+  return std::any_of(s.cbegin(), s.cend(), [](QChar c) { return isControlOrBidi(c.unicode()); });
 }
 
 // Field names are echoed in messages; an attacker-chosen one is cut short and made printable.
@@ -127,7 +134,7 @@ public:
     else if (s.size() > maxLength)
       fail(where, QStringLiteral("longer than %1 characters").arg(maxLength));
     else if (!allowControl && hasControlCharacters(s))
-      fail(where, QStringLiteral("contains control characters"));
+      fail(where, QStringLiteral("contains control or bidirectional formatting characters"));
     return s;
   }
 
@@ -287,6 +294,8 @@ void readPanel(SchemaReader& r, const QJsonObject& root, Grant::Panel* panel) {
       r.fail(join(path, it.key()), QStringLiteral("expected a string"));
     else if (v.toString().size() > kMaxPanelValueLength)
       r.fail(join(path, it.key()), QStringLiteral("longer than %1 characters").arg(kMaxPanelValueLength));
+    else if (hasControlCharacters(v.toString()))
+      r.fail(join(path, it.key()), QStringLiteral("contains control or bidirectional formatting characters"));
   }
   panel->metadata = o;
 }

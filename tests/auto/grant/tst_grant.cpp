@@ -665,6 +665,28 @@ private slots:
     QTest::newRow("empty panel title") << with("panel.title", "") << "panel.title";
     QTest::newRow("panel field bad name") << with("panel.bad-name", "x") << "panel.bad-name";
     QTest::newRow("panel value too long") << with("panel.note", QString(1025, u'n')) << "panel.note";
+    // Issue 26: what the operator is shown cannot carry controls or bidi formatting.
+    const QList<std::pair<const char*, QString>> unprintable = {
+        {"ESC (C0)", QStringLiteral("a\x1b[2Jb")},
+        {"newline", QStringLiteral("line\nbreak")},
+        {"DEL", QString::fromUtf16(u"a\u007fb")},
+        {"CSI (C1)", QString::fromUtf16(u"a\u009b2Jb")},
+        {"NEL (C1)", QString::fromUtf16(u"a\u0085b")},
+        {"RLO override", QString::fromUtf16(u"invoice\u202Efdp.exe")},
+        {"LRE embedding", QString::fromUtf16(u"a\u202Ab")},
+        {"RLI isolate", QString::fromUtf16(u"a\u2067b")},
+        {"PDI", QString::fromUtf16(u"a\u2069b")},
+        {"RLM mark", QString::fromUtf16(u"a\u200Fb")},
+        {"ALM mark", QString::fromUtf16(u"a\u061Cb")},
+        {"line separator", QString::fromUtf16(u"a\u2028b")},
+    };
+    for (const auto& [what, value] : unprintable) {
+      QTest::addRow("panel.title with %s", what) << with("panel.title", value) << "panel.title";
+      QTest::addRow("panel.* value with %s", what) << with("panel.note", value) << "panel.note";
+      QTest::addRow("vm.name with %s", what) << with("vm.name", value) << "vm.name";
+      QTest::addRow("mcp.server with %s", what) << with("mcp.server", value) << "mcp.server";
+      QTest::addRow("task_id with %s", what) << with("task_id", value) << "task_id";
+    }
 
     for (const char* uuid : {"", "3f2b8c1e7d4a4e9ba1c25d6e7f809a1b", "{3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1b}",
                              "3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1", "3f2b8c1e-7d4a-4e9b-a1c2-5d6e7f809a1bb",
