@@ -233,6 +233,10 @@ void RdpSession::run() {
 
   const QSize desktop = m_surface->size();
   m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
+  // The client's settings hold the server's Input Capability Set flags by now.
+  m_inputCaps = (freerdp_settings_get_bool(m_context->settings, FreeRDP_UnicodeInput) ? 0x1u : 0u) |
+                (freerdp_settings_get_bool(m_context->settings, FreeRDP_HasHorizontalWheel) ? 0x2u : 0u) |
+                (freerdp_settings_get_bool(m_context->settings, FreeRDP_HasExtendedMouseEvent) ? 0x4u : 0u);
   setState(State::Connected);
   postToMain([this, desktop] { emit connected(desktop); });
 
@@ -636,7 +640,18 @@ Status RdpSession::sendKey(quint16 scancode, bool down) {
   return m_input.sendKey(m_context->input, scancode, down);
 }
 
-Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written) {
+Status RdpSession::sendUnicode(quint16 codeUnit, bool down) {
+  std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+  std::lock_guard io(m_ioMutex);
+  if (m_state != State::Connected || m_aborting || !m_context)
+    return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
+  if (!(m_inputCaps.load() & 0x1u))
+    return Failure{Refusal::ActionUnsupported, QStringLiteral("the server does not advertise Unicode input")};
+  return m_input.sendUnicode(m_context->input, codeUnit, down);
+}
+
+Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written,
+                               bool horizontal) {
   int sent = 0;
   struct Report {
     int* out;
@@ -650,13 +665,17 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
   std::lock_guard io(m_ioMutex);
   if (m_state != State::Connected || m_aborting || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
-  return m_input.sendPointer(m_context->input, x, y, buttons, wheel, sent);
+  if ((horizontal && wheel != 0 && !(m_inputCaps.load() & 0x2u)) ||
+      ((buttons & 0x18) && !(m_inputCaps.load() & 0x4u)))
+    return Failure{Refusal::ActionUnsupported,
+                   QStringLiteral("the server does not advertise the horizontal wheel or extended buttons")};
+  return m_input.sendPointer(m_context->input, x, y, buttons, wheel, sent, horizontal);
 }
 
 RdpSession::Released RdpSession::held() const {
   std::lock_guard io(m_ioMutex);
   const InputState::Held h = m_input.held();
-  return {int(h.keys.count()), int(std::bitset<8>(h.buttons).count())};
+  return {int(h.keys.count() + size_t(h.units.size())), int(std::bitset<8>(h.buttons).count())};
 }
 
 Outcome<RdpSession::Released> RdpSession::releaseHeld() {
@@ -672,6 +691,11 @@ Outcome<RdpSession::Released> RdpSession::releaseHeld() {
       continue;
     const auto scancode = quint16((i >= 256 ? 0xE000 : 0) | (i & 0xFF));
     if (Status s = sendKey(scancode, false); !s.ok())
+      return s.failure();
+    ++released.keys;
+  }
+  for (quint16 unit : h.units) {
+    if (Status s = sendUnicode(unit, false); !s.ok())
       return s.failure();
     ++released.keys;
   }

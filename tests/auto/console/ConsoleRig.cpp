@@ -101,7 +101,7 @@ QString ConsoleRig::writeGrant() {
   }
   if (!spec.keyboardLayout.isEmpty())
     rdp.insert(QStringLiteral("keyboard_layout"), spec.keyboardLayout);
-  const QJsonObject grant{
+  QJsonObject grant{
       {QStringLiteral("version"), 1},
       {QStringLiteral("grant_id"), QUuid::createUuid().toString(QUuid::WithoutBraces)},
       {QStringLiteral("run_id"), runId},
@@ -118,6 +118,8 @@ QString ConsoleRig::writeGrant() {
                                             {QStringLiteral("username"), QStringLiteral("op")}}},
       {QStringLiteral("mcp"), QJsonObject{{QStringLiteral("server"), QStringLiteral("guest-console")},
                                           {QStringLiteral("tool"), QStringLiteral("perform_action")}}}};
+  if (!spec.action.isEmpty())
+    grant.insert(QStringLiteral("action"), spec.action);
   grantPath = dir.filePath(QStringLiteral("grant.json"));
   QFile f(grantPath);
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
