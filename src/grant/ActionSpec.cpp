@@ -234,11 +234,13 @@ Outcome<ActionSpec> ActionSpec::fromJson(const QJsonObject& json, const ActionPo
   QList<QLatin1StringView> fields;
   switch (spec.kind) {
   case Kind::Click:
-    fields = alias ? QList<QLatin1StringView>{QLatin1StringView("x"), QLatin1StringView("y"),
-                                              QLatin1StringView("hold_keys")}
-                   : QList<QLatin1StringView>{QLatin1StringView("x"), QLatin1StringView("y"),
-                                              QLatin1StringView("button"), QLatin1StringView("count"),
-                                              QLatin1StringView("hold_keys")};
+    // The original shapes had x and y only: a grant without kinds keeps them exactly.
+    fields = policy.legacy ? QList<QLatin1StringView>{QLatin1StringView("x"), QLatin1StringView("y")}
+             : alias       ? QList<QLatin1StringView>{QLatin1StringView("x"), QLatin1StringView("y"),
+                                                      QLatin1StringView("hold_keys")}
+                           : QList<QLatin1StringView>{QLatin1StringView("x"), QLatin1StringView("y"),
+                                                      QLatin1StringView("button"), QLatin1StringView("count"),
+                                                      QLatin1StringView("hold_keys")};
     break;
   case Kind::Move:
     fields = {QLatin1StringView("x"), QLatin1StringView("y")};

@@ -29,7 +29,8 @@ struct GrantSpec {
   QSize desktop{1024, 768};
   QString sizeFrom = QString();
   QString keyboardLayout = QString();
-  QJsonObject action; // the grant's "action" block (issue 25: kinds, limits); empty leaves it out
+  QJsonObject action =
+      QJsonObject(); // the grant's "action" block (issue 25: kinds, limits); empty leaves it out
 };
 
 class ConsoleRig {
