@@ -189,20 +189,47 @@ Outcome<ActionService::Resolved> ActionService::resolve(const QJsonObject& argum
   return resolved;
 }
 
-bool ActionService::pause(int ms) {
+bool ActionService::pause(int ms, const std::function<void()>& onClose) {
   if (ms > 0 && !m_phases->isClosed()) {
     // The hold's or wait's own duration, not a synchronisation: the event loop keeps running
-    // so a panic, the expiry or a lost guest ends it at once.
+    // so a panic, the expiry or a lost guest ends it at once. `onClose` runs in the close
+    // itself, before the queued teardown takes the session away.
     QEventLoop loop;
     QTimer timer;
     timer.setSingleShot(true);
     timer.setTimerType(Qt::PreciseTimer);
     connect(&timer, &QTimer::timeout, &loop, &QEventLoop::quit);
-    connect(m_phases, &PhaseController::closed, &loop, &QEventLoop::quit);
+    const QMetaObject::Connection closing =
+        connect(m_phases, &PhaseController::closed, &loop, [&loop, &onClose] {
+          onClose();
+          loop.quit();
+        });
     timer.start(ms);
     loop.exec();
+    disconnect(closing);
   }
   return !m_phases->isClosed();
+}
+
+void ActionService::releaseAll(Receipt::Release& release) {
+  if (release.attempted || !m_releaseHeld)
+    return;
+  // Whatever the plan pressed and did not get to release: the session releases all it holds.
+  release.attempted = true;
+  const Outcome<Released> released = m_releaseHeld(QDeadlineTimer(m_sendTimeout));
+  release.ok = released.ok();
+  if (released) {
+    release.keys = released->keys;
+    release.buttons = released->buttons;
+  } else {
+    release.failure = released.failure();
+  }
+  QJsonObject fields{{QStringLiteral("ok"), release.ok},
+                     {QStringLiteral("keys_released"), release.keys},
+                     {QStringLiteral("buttons_released"), release.buttons}};
+  if (!released)
+    fields.insert(QStringLiteral("code"), refusalName(released.code()));
+  record(QStringLiteral("action_released"), fields);
 }
 
 namespace {
@@ -292,7 +319,7 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
     // the input PDUs the sink actually wrote, also those of a partly sent event.
     for (const InputEvent& event : plan.value()) {
       if (event.kind == InputEvent::Kind::Pause) {
-        if (!pause(int(event.pauseMs))) {
+        if (!pause(int(event.pauseMs), [this, &receipt] { releaseAll(receipt.release); })) {
           interrupted = true;
           receipt.failure = Failure{m_phases->closeReason().code,
                                     QStringLiteral("the console closed during the action's pause: %1")
@@ -310,24 +337,8 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
       }
     }
   }
-  if (interrupted && m_releaseHeld) {
-    // Whatever the plan pressed and did not get to release: the session releases all it holds.
-    receipt.release.attempted = true;
-    const Outcome<Released> released = m_releaseHeld(QDeadlineTimer(m_sendTimeout));
-    receipt.release.ok = released.ok();
-    if (released) {
-      receipt.release.keys = released->keys;
-      receipt.release.buttons = released->buttons;
-    } else {
-      receipt.release.failure = released.failure();
-    }
-    QJsonObject fields{{QStringLiteral("ok"), receipt.release.ok},
-                       {QStringLiteral("keys_released"), receipt.release.keys},
-                       {QStringLiteral("buttons_released"), receipt.release.buttons}};
-    if (!released)
-      fields.insert(QStringLiteral("code"), refusalName(released.code()));
-    record(QStringLiteral("action_released"), fields);
-  }
+  if (interrupted)
+    releaseAll(receipt.release);
   receipt.result = receipt.failure ? Receipt::Result::Failed : Receipt::Result::Executed;
   if (!receipt.failure && m_confirmGuest) {
     const GuestConfirmation confirmed = m_confirmGuest();

@@ -114,8 +114,10 @@ private:
     QJsonObject original;
   };
   Outcome<Resolved> resolve(const QJsonObject& arguments, QSize desktop) const;
-  // A hold's or wait's duration; false when the console closed meanwhile.
-  bool pause(int ms);
+  // A hold's or wait's duration; false when the console closed meanwhile (`onClose` ran then).
+  bool pause(int ms, const std::function<void()>& onClose);
+  // Releases what the session holds, once per receipt; records action_released.
+  void releaseAll(Receipt::Release& release);
   Failure refuse(const QString& op, Refusal code, const QString& message);
   void record(const QString& event, const QJsonObject& fields);
 

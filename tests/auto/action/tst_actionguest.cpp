@@ -7,9 +7,11 @@
 #include "action/Receipt.h"
 #include "guestlink/RdpReader.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
+#include <QTimer>
 
 using namespace gc;
 
@@ -179,6 +181,32 @@ private slots:
     const qint64 heldNs = qint64(inputs[1].value(QStringLiteral("t_ns")).toDouble()) -
                           qint64(inputs[0].value(QStringLiteral("t_ns")).toDouble());
     QVERIFY2(heldNs >= 500'000'000, qPrintable(QString::number(heldNs)));
+  }
+
+  // A panic during a hold ends it at once, and the held key is released before the session
+  // goes (issue 25 point 5): the guest saw the key go up, the evidence says so.
+  void panicDuringAHoldReleasesTheHeldKeys() {
+    ConsoleRig rig;
+    QVERIFY2(reachReviewing(rig, {}), qPrintable(rig.failure));
+    const int before = int(guestInputs(rig).size());
+    QTimer::singleShot(300, [&rig] { rig.sendControl("{\"cmd\":\"panic\"}"); });
+    QElapsedTimer held;
+    held.start();
+    const Outcome<Receipt> receipt = rig.console->actionService()->performAction(
+        parse("{\"action\":{\"type\":\"hold_key\",\"keys\":[\"ctrl\"],\"seconds\":4}}"));
+    QVERIFY(receipt.ok());
+    QVERIFY2(held.elapsed() < 3500, qPrintable(QString::number(held.elapsed())));
+    QCOMPARE(receipt->result, Receipt::Result::Failed);
+    QVERIFY(receipt->release.attempted);
+    QVERIFY(receipt->release.ok);
+    QCOMPARE(receipt->release.keys, 1);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.finished, 20000);
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("client_disconnected"),
+                                   int(rig.guest.events(QStringLiteral("client_connected")).size())));
+    QCOMPARE(guestInputs(rig).mid(before),
+             (QStringList{QStringLiteral("key 0x1d down"), QStringLiteral("key 0x1d up")}));
+    const QJsonObject released = evidenceEntries(rig, QStringLiteral("action_released")).value(0);
+    QCOMPARE(released.value(QStringLiteral("keys_released")).toInt(), 1);
   }
 
   // A server that does not advertise the input: typed refusal, nothing sent, not used up.
