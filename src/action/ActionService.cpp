@@ -1,6 +1,7 @@
 #include "action/ActionService.h"
 
 #include "action/ActionPlan.h"
+#include "action/dialects/Dialects.h"
 #include "audit/EvidenceLog.h"
 #include "bridge/frames/PngEncoder.h"
 #include "bridge/frames/SecureZero.h"
@@ -9,8 +10,11 @@
 #include "session/PhaseController.h"
 
 #include <QCryptographicHash>
+#include <QEventLoop>
 #include <QJsonArray>
 #include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QTimer>
 #include <QUuid>
 
 #include <cstring>
@@ -39,7 +43,11 @@ ActionService::ActionService(const Grant& grant, VmIdentity vm, PhaseController*
                              EvidenceLog* evidence, InputSink* sink, FrameSource currentFrame,
                              QObject* parent)
     : QObject(parent), m_grant(grant), m_vm(std::move(vm)), m_phases(phases), m_barrier(barrier),
-      m_evidence(evidence), m_sink(sink), m_currentFrame(std::move(currentFrame)) {}
+      m_evidence(evidence), m_sink(sink), m_currentFrame(std::move(currentFrame)) {
+  m_textKey.resize(32);
+  QRandomGenerator::system()->generate(reinterpret_cast<quint32*>(m_textKey.data()),
+                                       reinterpret_cast<quint32*>(m_textKey.data() + m_textKey.size()));
+}
 
 ActionService::~ActionService() = default;
 
@@ -61,6 +69,16 @@ QJsonObject ActionService::status() const {
   json.insert(QStringLiteral("candidates"), candidates);
   if (!m_barrier->confirmation().isEmpty())
     json.insert(QStringLiteral("lock_confirmation"), m_barrier->confirmation());
+  // What perform_action accepts here: the grant's kinds and limits, the dialects, and what the
+  // guest's server advertised for input.
+  QJsonObject accepts = m_grant.actionPolicy.toJson();
+  accepts.insert(QStringLiteral("dialects"), QJsonArray::fromStringList(dialects::names()));
+  const InputCaps caps = m_inputCaps ? m_inputCaps() : InputCaps{};
+  accepts.insert(QStringLiteral("server_input"),
+                 QJsonObject{{QStringLiteral("unicode"), caps.unicode},
+                             {QStringLiteral("horizontal_wheel"), caps.horizontalWheel},
+                             {QStringLiteral("extended_buttons"), caps.extendedButtons}});
+  json.insert(QStringLiteral("action"), accepts);
   return json;
 }
 
@@ -127,8 +145,8 @@ Outcome<ActionService::Capture> ActionService::captureDesktop() {
   return capture;
 }
 
-Outcome<ActionSpec> ActionService::resolve(const QJsonObject& arguments, const Candidate** candidate) const {
-  *candidate = nullptr;
+Outcome<ActionService::Resolved> ActionService::resolve(const QJsonObject& arguments, QSize desktop) const {
+  Resolved resolved;
   if (m_grant.hasCandidates()) {
     if (arguments.size() != 1 || !arguments.contains(QStringLiteral("candidate_id")))
       return Failure{Refusal::ActionInvalid,
@@ -139,16 +157,107 @@ Outcome<ActionSpec> ActionService::resolve(const QJsonObject& arguments, const C
     const Candidate* found = m_grant.candidate(id.toString());
     if (!found)
       return Failure{Refusal::ActionInvalid, QStringLiteral("candidate_id: not a candidate of this grant")};
-    *candidate = found;
-    return found->action;
+    resolved.candidate = found;
+    resolved.spec = found->action;
+    return resolved;
   }
-  if (arguments.size() != 1 || !arguments.contains(QStringLiteral("action")))
-    return Failure{Refusal::ActionInvalid, QStringLiteral("the only argument is action")};
-  const QJsonValue action = arguments.value(QStringLiteral("action"));
-  if (!action.isObject())
-    return Failure{Refusal::ActionInvalid, QStringLiteral("action: expected an object")};
-  return ActionSpec::fromJson(action.toObject());
+  if (arguments.size() != 1)
+    return Failure{Refusal::ActionInvalid, QStringLiteral("the only argument is action, or one dialect (%1)")
+                                               .arg(dialects::names().join(u", "))};
+  const QString key = arguments.constBegin().key();
+  const QJsonValue value = arguments.constBegin().value();
+  QJsonObject canonical;
+  if (key == u"action") {
+    if (!value.isObject())
+      return Failure{Refusal::ActionInvalid, QStringLiteral("action: expected an object")};
+    canonical = value.toObject();
+  } else if (dialects::names().contains(key)) {
+    const Outcome<QJsonObject> translated =
+        dialects::translate(key, value, dialects::Context{desktop, m_pointer ? m_pointer() : std::nullopt});
+    if (!translated)
+      return Failure{translated.code(), key + QStringLiteral(".") + translated.failure().message};
+    canonical = *translated;
+    resolved.dialect = key;
+    resolved.original = value.isObject() ? value.toObject() : QJsonObject{{QStringLiteral("call"), value}};
+  } else {
+    return Failure{Refusal::ActionInvalid, QStringLiteral("the only argument is action, or one dialect (%1)")
+                                               .arg(dialects::names().join(u", "))};
+  }
+  Outcome<ActionSpec> spec = ActionSpec::fromJson(canonical, m_grant.actionPolicy);
+  if (!spec)
+    return Failure{spec.code(),
+                   (resolved.dialect.isEmpty() ? QStringLiteral("action.")
+                                               : resolved.dialect + QStringLiteral(" → action.")) +
+                       spec.failure().message};
+  resolved.spec = std::move(spec).value();
+  return resolved;
 }
+
+bool ActionService::pause(int ms, const std::function<void()>& onClose) {
+  if (ms > 0 && !m_phases->isClosed()) {
+    // The hold's or wait's own duration, not a synchronisation: the event loop keeps running
+    // so a panic, the expiry or a lost guest ends it at once. `onClose` runs in the close
+    // itself, before the queued teardown takes the session away.
+    QEventLoop loop;
+    QTimer timer;
+    timer.setSingleShot(true);
+    timer.setTimerType(Qt::PreciseTimer);
+    connect(&timer, &QTimer::timeout, &loop, &QEventLoop::quit);
+    const QMetaObject::Connection closing =
+        connect(m_phases, &PhaseController::closed, &loop, [&loop, &onClose] {
+          onClose();
+          loop.quit();
+        });
+    timer.start(ms);
+    loop.exec();
+    disconnect(closing);
+  }
+  return !m_phases->isClosed();
+}
+
+void ActionService::releaseAll(Receipt::Release& release) {
+  if (release.attempted || !m_releaseHeld)
+    return;
+  // Whatever the plan pressed and did not get to release: the session releases all it holds.
+  release.attempted = true;
+  const Outcome<Released> released = m_releaseHeld(QDeadlineTimer(m_sendTimeout));
+  release.ok = released.ok();
+  if (released) {
+    release.keys = released->keys;
+    release.buttons = released->buttons;
+  } else {
+    release.failure = released.failure();
+  }
+  QJsonObject fields{{QStringLiteral("ok"), release.ok},
+                     {QStringLiteral("keys_released"), release.keys},
+                     {QStringLiteral("buttons_released"), release.buttons}};
+  if (!released)
+    fields.insert(QStringLiteral("code"), refusalName(released.code()));
+  record(QStringLiteral("action_released"), fields);
+}
+
+namespace {
+// The dialect's arguments with every occurrence of the typed text replaced by its length: the
+// evidence holds no text.
+QJsonValue redactText(const QJsonValue& value, const QString& text, const QJsonObject& marker) {
+  if (value.isString())
+    return !text.isEmpty() && value.toString().contains(text) ? QJsonValue(marker) : value;
+  if (value.isArray()) {
+    QJsonArray out;
+    for (const QJsonValue& v : value.toArray())
+      out.append(redactText(v, text, marker));
+    return out;
+  }
+  if (value.isObject()) {
+    QJsonObject out;
+    const QJsonObject in = value.toObject();
+    for (auto it = in.constBegin(); it != in.constEnd(); ++it)
+      out.insert(it.key(), redactText(it.value(), text, marker));
+    return out;
+  }
+  return value;
+}
+} // namespace
 
 Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   // Checked first: after the one action nothing, not even a wrong phase, is worth more
@@ -161,14 +270,18 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
     return refuse(kOpPerform, Refusal::PhaseWrong,
                   QStringLiteral("perform_action is allowed in REVIEWING only, not in %1")
                       .arg(phaseName(m_phases->phase())));
-  const Candidate* candidate = nullptr;
-  const Outcome<ActionSpec> spec = resolve(arguments, &candidate);
-  if (!spec)
-    return refuse(kOpPerform, spec.code(), spec.failure().message);
   QImage frame = m_currentFrame ? m_currentFrame() : QImage();
   const QSize desktop = frame.size();
   frame = QImage();
-  const Outcome<QList<InputEvent>> plan = ActionPlan::plan(*spec, desktop);
+  const Outcome<Resolved> resolved = resolve(arguments, desktop);
+  if (!resolved)
+    return refuse(kOpPerform, resolved.code(), resolved.failure().message);
+  const ActionSpec& spec = resolved->spec;
+  ActionPlan::Context context;
+  context.caps = m_inputCaps ? m_inputCaps() : InputCaps{};
+  context.textInput = m_grant.actionPolicy.textInput;
+  context.keyboardLayout = m_grant.rdp.desktop.keyboardLayout;
+  const Outcome<QList<InputEvent>> plan = ActionPlan::plan(spec, desktop, context);
   if (!plan)
     return refuse(kOpPerform, plan.code(), plan.failure().message);
 
@@ -182,17 +295,27 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   receipt.vmName = m_vm.name;
   receipt.mcpServer = m_grant.mcp.server;
   receipt.mcpTool = m_grant.mcp.tool;
-  receipt.hasCandidate = candidate != nullptr;
-  if (candidate) {
-    receipt.candidateId = candidate->id;
-    receipt.candidateLabel = candidate->label;
+  receipt.hasCandidate = resolved->candidate != nullptr;
+  if (resolved->candidate) {
+    receipt.candidateId = resolved->candidate->id;
+    receipt.candidateLabel = resolved->candidate->label;
   }
-  receipt.action = spec->canonical();
-  receipt.actionJson = spec->toJson();
+  receipt.action = spec.canonical();
+  receipt.actionJson = spec.redactedJson(m_textKey);
+  receipt.dialect = resolved->dialect;
+  if (!resolved->dialect.isEmpty()) {
+    const QJsonObject marker{
+        {QStringLiteral("text_chars"), spec.textChars()},
+        {QStringLiteral("text_hmac"), receipt.actionJson.value(QStringLiteral("text_hmac"))}};
+    receipt.original = spec.kind == ActionSpec::Kind::TypeText
+                           ? redactText(resolved->original, spec.text, marker).toObject()
+                           : resolved->original;
+  }
   receipt.eventId = QUuid::createUuid().toString(QUuid::WithoutBraces);
   receipt.desktop = desktop; // the frame the action was planned on
   receipt.lockConfirmation = m_barrier->confirmation();
 
+  bool interrupted = false;
   if (Status s = m_phases->transition(Phase::Action, QStringLiteral("perform_action %1").arg(receipt.action));
       !s.ok()) {
     receipt.failure = s.failure();
@@ -200,15 +323,36 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
     // Exactly once: no retry of a failed event, no resend of the plan. events_sent counts
     // the input PDUs the sink actually wrote, also those of a partly sent event.
     for (const InputEvent& event : plan.value()) {
+      if (event.kind == InputEvent::Kind::Pause) {
+        if (!pause(int(event.pauseMs), [this, &receipt] { releaseAll(receipt.release); })) {
+          interrupted = true;
+          receipt.failure = Failure{m_phases->closeReason().code,
+                                    QStringLiteral("the console closed during the action's pause: %1")
+                                        .arg(m_phases->closeReason().message)};
+          break;
+        }
+        continue;
+      }
       const InputSink::Delivery sent = m_sink->deliver(event, QDeadlineTimer(m_sendTimeout));
       receipt.eventsSent += sent.written;
       if (!sent.status.ok()) {
         receipt.failure = sent.status.failure();
+        interrupted = true;
         break;
       }
     }
   }
+  if (interrupted)
+    releaseAll(receipt.release);
   receipt.result = receipt.failure ? Receipt::Result::Failed : Receipt::Result::Executed;
+  if (!receipt.failure && m_confirmGuest) {
+    const GuestConfirmation confirmed = m_confirmGuest();
+    receipt.confirmation =
+        confirmed.confirmed ? Receipt::Confirmation::Confirmed : Receipt::Confirmation::Unconfirmed;
+    receipt.confirmMs = confirmed.elapsedMs;
+    if (confirmed.confirmed)
+      receipt.confirmedAt = QDateTime::currentDateTimeUtc();
+  }
   receipt.time = QDateTime::currentDateTimeUtc();
 
   record(QStringLiteral("receipt"), {{QStringLiteral("receipt"), receipt.body()}});

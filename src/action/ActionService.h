@@ -6,9 +6,13 @@
 // - status: phase, run, task, VM, grant digest (and the candidates, as data).
 // - captureDesktop: CAPTURING or REVIEWING only; the current frame as PNG in memory. The
 //   first capture moves CAPTURING → REVIEWING. The evidence gets the PNG's SHA-256 only.
-// - performAction: REVIEWING only; validates the arguments against the grant, then moves to
-//   ACTION, sends the plan ONCE through the sink, writes and emits the receipt and moves to
-//   CLOSED. Whatever the outcome, every later call is refused (ALREADY_ACTED), sends nothing.
+// - performAction: REVIEWING only; validates the arguments against the grant (the canonical
+//   vocabulary or one dialect, the grant's kinds and limits, what the server advertised),
+//   then moves to ACTION, sends the plan ONCE through the sink (a hold's or wait's pause runs
+//   the event loop, so panic and expiry still act), releases what a failed or interrupted
+//   send left pressed, lets the guest confirm it read the input (the reader's graceful
+//   finish), writes and emits the receipt and moves to CLOSED. Whatever the outcome, every
+//   later call is refused (ALREADY_ACTED) and sends nothing.
 // - requestLock: the same LockBarrier the panel uses, recorded as requested by "mcp". It
 //   returns once the lock is committed; whenLockSettled() tells when capture has started
 //   (the guest sync runs asynchronously in READ_ONLY), so a caller waits for, not races, it.
@@ -16,16 +20,19 @@
 //   EXPIRED and the console closes EXPIRED.
 #pragma once
 
+#include "action/ActionPlan.h"
 #include "action/Receipt.h"
 #include "common/Outcome.h"
 #include "grant/Grant.h"
 
+#include <QDeadlineTimer>
 #include <QImage>
 #include <QJsonObject>
 #include <QObject>
 
 #include <chrono>
 #include <functional>
+#include <optional>
 
 namespace gc {
 
@@ -50,6 +57,18 @@ public:
     QJsonObject lockConfirmation; // how the guest confirmed the setup's input at the lock
   };
   using FrameSource = std::function<QImage()>;
+  struct Released {
+    int keys = 0;
+    int buttons = 0;
+  };
+  // Releases every key and button the session holds (RdpReader::releaseHeld).
+  using ReleaseHeld = std::function<Outcome<Released>(QDeadlineTimer)>;
+  struct GuestConfirmation {
+    bool confirmed = false;
+    qint64 elapsedMs = 0;
+  };
+  // After the last input: the reader's graceful finish (the guest read it all and closed).
+  using ConfirmGuest = std::function<GuestConfirmation()>;
 
   // None of the pointers is owned; all must outlive the service. `currentFrame` returns
   // the latest complete guest frame (a null QImage when none has arrived yet).
@@ -61,6 +80,12 @@ public:
   bool hasActed() const { return m_acted; }
   // Per event sent through the sink; the whole action has at most a few events.
   void setSendTimeout(std::chrono::milliseconds timeout) { m_sendTimeout = timeout; }
+  // What the guest's server advertised for input; none when unset.
+  void setInputCaps(std::function<InputCaps()> caps) { m_inputCaps = std::move(caps); }
+  void setReleaseHeld(ReleaseHeld release) { m_releaseHeld = std::move(release); }
+  void setConfirmGuest(ConfirmGuest confirm) { m_confirmGuest = std::move(confirm); }
+  // Where the console last put the guest's pointer (dialect actions "at the pointer").
+  void setPointerPosition(std::function<std::optional<QPoint>()> pointer) { m_pointer = std::move(pointer); }
 
   QJsonObject status() const;
   Outcome<Capture> captureDesktop();
@@ -83,7 +108,17 @@ signals:
   void refused(const QString& op, gc::Refusal code);
 
 private:
-  Outcome<ActionSpec> resolve(const QJsonObject& arguments, const Candidate** candidate) const;
+  struct Resolved {
+    ActionSpec spec;
+    const Candidate* candidate = nullptr;
+    QString dialect;
+    QJsonObject original;
+  };
+  Outcome<Resolved> resolve(const QJsonObject& arguments, QSize desktop) const;
+  // A hold's or wait's duration; false when the console closed meanwhile (`onClose` ran then).
+  bool pause(int ms, const std::function<void()>& onClose);
+  // Releases what the session holds, once per receipt; records action_released.
+  void releaseAll(Receipt::Release& release);
   Failure refuse(const QString& op, Refusal code, const QString& message);
   void record(const QString& event, const QJsonObject& fields);
 
@@ -95,6 +130,11 @@ private:
   InputSink* m_sink;
   FrameSource m_currentFrame;
   std::chrono::milliseconds m_sendTimeout{5000};
+  std::function<InputCaps()> m_inputCaps;
+  ReleaseHeld m_releaseHeld;
+  ConfirmGuest m_confirmGuest;
+  std::function<std::optional<QPoint>()> m_pointer;
+  QByteArray m_textKey; // keys the text hash in the evidence; random per console, memory only
   bool m_acted = false;
   int m_captures = 0;
 };

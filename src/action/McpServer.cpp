@@ -2,6 +2,7 @@
 
 #include "action/RelayProtocol.h"
 #include "grant/ActionSpec.h"
+#include "grant/ActionSpecKeys.h"
 #include "session/Phase.h"
 
 #include <QJsonDocument>
@@ -51,22 +52,8 @@ QStringList phaseNames() {
 }
 
 QStringList allowedKeys() {
-  QStringList keys{QStringLiteral("ctrl"),    QStringLiteral("alt"),    QStringLiteral("shift"),
-                   QStringLiteral("meta"),    QStringLiteral("win"),    QStringLiteral("enter"),
-                   QStringLiteral("tab"),     QStringLiteral("escape"), QStringLiteral("backspace"),
-                   QStringLiteral("delete"),  QStringLiteral("space"),  QStringLiteral("up"),
-                   QStringLiteral("down"),    QStringLiteral("left"),   QStringLiteral("right"),
-                   QStringLiteral("home"),    QStringLiteral("end"),    QStringLiteral("pageup"),
-                   QStringLiteral("pagedown")};
-  for (char16_t c = u'a'; c <= u'z'; ++c)
-    keys.append(QString(QChar(c)));
-  for (char16_t c = u'0'; c <= u'9'; ++c)
-    keys.append(QString(QChar(c)));
-  for (int f = 1; f <= 12; ++f)
-    keys.append(QStringLiteral("f%1").arg(f));
-  // ActionSpec is the authority; the schema only advertises its allowlist.
-  keys.removeIf([](const QString& k) { return !ActionSpec::isAllowedKey(k); });
-  return keys;
+  // ActionSpecKeys is the authority; the schema only advertises its table ("win" = "meta").
+  return ActionSpecKeys::canonicalNames() + QStringList{QStringLiteral("win")};
 }
 
 // How the guest confirmed the setup's input at the lock (docs/mcp.md "lock_confirmation").
@@ -134,6 +121,15 @@ O receiptSchema() {
                                  {QStringLiteral("width"), QStringLiteral("height")}));
   properties.insert(QStringLiteral("candidate"), O{{kType, A{kObject, QStringLiteral("null")}}});
   properties.insert(QStringLiteral("lock_confirmation"), lockConfirmationSchema());
+  properties.insert(QStringLiteral("dialect"), O{{kType, A{kString, QStringLiteral("null")}}});
+  properties.insert(QStringLiteral("original"), O{{kType, A{kObject, QStringLiteral("null")}}});
+  properties.insert(QStringLiteral("guest_confirmed"), O{{kType, QStringLiteral("boolean")}});
+  properties.insert(QStringLiteral("guest_confirmed_at"), O{{kType, A{kString, QStringLiteral("null")}}});
+  properties.insert(
+      QStringLiteral("confirmation"),
+      O{{kType, kString},
+        {QStringLiteral("enum"), A{QStringLiteral("guest_confirmed"), QStringLiteral("unconfirmed"),
+                                   QStringLiteral("not_attempted")}}});
   return objectSchema(properties,
                       {QStringLiteral("grant_digest"), QStringLiteral("run"), QStringLiteral("vm_uuid"),
                        QStringLiteral("mcp_server"), QStringLiteral("mcp_tool"), QStringLiteral("action"),
@@ -155,28 +151,92 @@ O performInputSchema(const McpServer::Identity& identity) {
   const O coordinate{{kType, kInteger},
                      {QStringLiteral("minimum"), 0},
                      {QStringLiteral("maximum"), ActionSpec::kMaxCoordinate}};
-  O pointer = objectSchema(
-      O{{kType, O{{kType, kString},
-                  {QStringLiteral("enum"), A{QStringLiteral("click"), QStringLiteral("double_click"),
-                                             QStringLiteral("right_click")}}}},
-        {QStringLiteral("x"), coordinate},
-        {QStringLiteral("y"), coordinate}},
-      {kType, QStringLiteral("x"), QStringLiteral("y")});
-  pointer.insert(QStringLiteral("additionalProperties"), false);
-  O chord =
-      objectSchema(O{{kType, O{{kType, kString}, {QStringLiteral("const"), QStringLiteral("key_chord")}}},
-                     {QStringLiteral("keys"),
-                      O{{kType, QStringLiteral("array")},
-                        {QStringLiteral("items"),
-                         O{{kType, kString}, {QStringLiteral("enum"), A::fromStringList(allowedKeys())}}},
-                        {QStringLiteral("minItems"), 1},
-                        {QStringLiteral("maxItems"), ActionSpec::kMaxChordKeys},
-                        {QStringLiteral("uniqueItems"), true}}}},
-                   {kType, QStringLiteral("keys")});
-  chord.insert(QStringLiteral("additionalProperties"), false);
-  O schema = objectSchema(O{{QStringLiteral("action"), O{{QStringLiteral("oneOf"), A{pointer, chord}}}}},
-                          {QStringLiteral("action")});
-  schema.insert(QStringLiteral("additionalProperties"), false);
+  const O keyName{{kType, kString}, {QStringLiteral("enum"), A::fromStringList(allowedKeys())}};
+  const O keyList{{kType, QStringLiteral("array")},
+                  {QStringLiteral("items"), keyName},
+                  {QStringLiteral("minItems"), 1},
+                  {QStringLiteral("maxItems"), ActionSpec::kMaxChordKeys},
+                  {QStringLiteral("uniqueItems"), true}};
+  const O holdKeys{{kType, QStringLiteral("array")},
+                   {QStringLiteral("items"), keyName},
+                   {QStringLiteral("maxItems"), ActionSpec::kMaxHoldKeys},
+                   {QStringLiteral("uniqueItems"), true}};
+  const O button{
+      {kType, kString},
+      {QStringLiteral("enum"), A{QStringLiteral("left"), QStringLiteral("right"), QStringLiteral("middle"),
+                                 QStringLiteral("back"), QStringLiteral("forward")}}};
+  const O seconds{{kType, QStringLiteral("number")}, {QStringLiteral("minimum"), 0}};
+  auto kind = [&](const A& types, O properties, const QStringList& required) {
+    properties.insert(kType, O{{kType, kString}, {QStringLiteral("enum"), types}});
+    O schema = objectSchema(properties, QStringList{kType} + required);
+    schema.insert(QStringLiteral("additionalProperties"), false);
+    return schema;
+  };
+  const QStringList xy{QStringLiteral("x"), QStringLiteral("y")};
+  const O pointer =
+      kind(A{QStringLiteral("click"), QStringLiteral("double_click"), QStringLiteral("right_click")},
+           O{{QStringLiteral("x"), coordinate},
+             {QStringLiteral("y"), coordinate},
+             {QStringLiteral("button"), button},
+             {QStringLiteral("count"), O{{kType, kInteger},
+                                         {QStringLiteral("minimum"), 1},
+                                         {QStringLiteral("maximum"), ActionSpec::kMaxClickCount}}},
+             {QStringLiteral("hold_keys"), holdKeys}},
+           xy);
+  const O chord =
+      kind(A{QStringLiteral("key_chord")}, O{{QStringLiteral("keys"), keyList}}, {QStringLiteral("keys")});
+  const O move = kind(A{QStringLiteral("move")},
+                      O{{QStringLiteral("x"), coordinate}, {QStringLiteral("y"), coordinate}}, xy);
+  const O point = objectSchema(O{{QStringLiteral("x"), coordinate}, {QStringLiteral("y"), coordinate}}, xy);
+  const O drag = kind(A{QStringLiteral("drag")},
+                      O{{QStringLiteral("path"), O{{kType, QStringLiteral("array")},
+                                                   {QStringLiteral("items"), point},
+                                                   {QStringLiteral("minItems"), ActionSpec::kMinDragPoints},
+                                                   {QStringLiteral("maxItems"), ActionSpec::kMaxDragPoints}}},
+                        {QStringLiteral("button"), button},
+                        {QStringLiteral("hold_keys"), holdKeys}},
+                      {QStringLiteral("path")});
+  const O notches{{kType, kInteger},
+                  {QStringLiteral("minimum"), -ActionSpec::kMaxScrollNotches},
+                  {QStringLiteral("maximum"), ActionSpec::kMaxScrollNotches}};
+  const O scroll = kind(A{QStringLiteral("scroll")},
+                        O{{QStringLiteral("x"), coordinate},
+                          {QStringLiteral("y"), coordinate},
+                          {QStringLiteral("dx"), notches},
+                          {QStringLiteral("dy"), notches},
+                          {QStringLiteral("hold_keys"), holdKeys}},
+                        xy + QStringList{QStringLiteral("dx"), QStringLiteral("dy")});
+  const O hold = kind(A{QStringLiteral("hold_key")},
+                      O{{QStringLiteral("keys"), keyList}, {QStringLiteral("seconds"), seconds}},
+                      {QStringLiteral("keys"), QStringLiteral("seconds")});
+  const O text = kind(A{QStringLiteral("type_text")},
+                      O{{QStringLiteral("text"), O{{kType, kString}, {QStringLiteral("minLength"), 1}}}},
+                      {QStringLiteral("text")});
+  const O wait =
+      kind(A{QStringLiteral("wait")}, O{{QStringLiteral("seconds"), seconds}}, {QStringLiteral("seconds")});
+  const O terminal = kind(A{QStringLiteral("done"), QStringLiteral("fail")}, O{}, {});
+  // The canonical vocabulary, or exactly one dialect (src/action/dialects; docs/mcp.md).
+  O schema{
+      {kType, kObject},
+      {QStringLiteral("properties"),
+       O{{QStringLiteral("action"),
+          O{{QStringLiteral("oneOf"), A{pointer, chord, move, drag, scroll, hold, text, wait, terminal}}}},
+         {QStringLiteral("anthropic"),
+          O{{kType, kObject},
+            {QStringLiteral("description"), QStringLiteral("one input of Anthropic's computer tool")}}},
+         {QStringLiteral("openai"),
+          O{{kType, kObject},
+            {QStringLiteral("description"), QStringLiteral("one OpenAI computer-use action (no batch)")}}},
+         {QStringLiteral("osworld"),
+          O{{kType, kObject},
+            {QStringLiteral("description"), QStringLiteral("{action_type, parameters} of computer_13")}}},
+         {QStringLiteral("ui_tars"),
+          O{{kType, kString},
+            {QStringLiteral("description"),
+             QStringLiteral("one UI-TARS call, coordinates normalised to 0..1000")}}}}},
+      {QStringLiteral("minProperties"), 1},
+      {QStringLiteral("maxProperties"), 1},
+      {QStringLiteral("additionalProperties"), false}};
   return schema;
 }
 
@@ -214,9 +274,12 @@ QJsonArray McpServer::toolDefinitions(const Identity& identity) {
       tool(identity.actionTool, QStringLiteral("Perform the one action"),
            identity.candidateIds.isEmpty()
                ? QStringLiteral(
-                     "Runs exactly one synthetic action in the guest: a click, double click or right "
-                     "click at desktop coordinates of the captured frame, or one key chord. REVIEWING "
-                     "only. Runs once, never retried; every later call is refused. Returns the receipt.")
+                     "Runs exactly one synthetic action in the guest, in desktop coordinates of the "
+                     "captured frame: click, move, drag, scroll, key_chord, hold_key, type_text, wait, done "
+                     "or fail (those the grant allows; status lists them), or the same in one benchmark "
+                     "dialect (anthropic, openai, osworld, ui_tars). REVIEWING only. Runs once, never "
+                     "retried; every later call is refused. Returns the receipt once the guest confirmed "
+                     "it read the input (or did not within the bound).")
                : QStringLiteral(
                      "Runs exactly one of the grant's candidate actions, chosen by id. REVIEWING only. "
                      "Runs once, never retried; every later call is refused. Returns the receipt."),

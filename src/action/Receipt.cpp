@@ -6,6 +6,18 @@ QString Receipt::resultName(Result result) {
   return result == Result::Executed ? QStringLiteral("executed") : QStringLiteral("failed");
 }
 
+QString Receipt::confirmationName(Confirmation c) {
+  switch (c) {
+  case Confirmation::Confirmed:
+    return QStringLiteral("guest_confirmed");
+  case Confirmation::Unconfirmed:
+    return QStringLiteral("unconfirmed");
+  case Confirmation::NotAttempted:
+    break;
+  }
+  return QStringLiteral("not_attempted");
+}
+
 QJsonObject Receipt::body() const {
   QJsonObject json{{QStringLiteral("grant_digest"), grantDigest},
                    {QStringLiteral("run"), runId},
@@ -29,6 +41,25 @@ QJsonObject Receipt::body() const {
                            : QJsonValue(QJsonValue::Null));
   if (!lockConfirmation.isEmpty())
     json.insert(QStringLiteral("lock_confirmation"), lockConfirmation);
+  json.insert(QStringLiteral("dialect"),
+              dialect.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(dialect));
+  json.insert(QStringLiteral("original"),
+              dialect.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(original));
+  json.insert(QStringLiteral("guest_confirmed"), confirmation == Confirmation::Confirmed);
+  json.insert(QStringLiteral("confirmation"), confirmationName(confirmation));
+  json.insert(QStringLiteral("guest_confirmed_at"), confirmation == Confirmation::Confirmed
+                                                        ? QJsonValue(confirmedAt.toString(Qt::ISODateWithMs))
+                                                        : QJsonValue(QJsonValue::Null));
+  if (confirmMs >= 0)
+    json.insert(QStringLiteral("confirm_ms"), confirmMs);
+  if (release.attempted) {
+    QJsonObject r{{QStringLiteral("ok"), release.ok},
+                  {QStringLiteral("keys_released"), release.keys},
+                  {QStringLiteral("buttons_released"), release.buttons}};
+    if (release.failure)
+      r.insert(QStringLiteral("code"), refusalName(release.failure->code));
+    json.insert(QStringLiteral("released"), r);
+  }
   if (failure)
     json.insert(QStringLiteral("failure"), QJsonObject{{QStringLiteral("code"), refusalName(failure->code)},
                                                        {QStringLiteral("message"), failure->message}});

@@ -361,6 +361,27 @@ Status Console::open() {
       &m_sink, [this] { return m_frame; });
   connect(m_action.get(), &ActionService::receiptIssued, this,
           [this](const QJsonObject& receipt) { m_control->send(QStringLiteral("receipt"), receipt); });
+  m_action->setInputCaps([this] { return m_sink.inputCaps(); });
+  m_action->setPointerPosition([this] { return m_sink.lastPointer(); });
+  m_action->setReleaseHeld([this](QDeadlineTimer deadline) -> Outcome<ActionService::Released> {
+    const Outcome<RdpInputSink::Released> released = m_sink.releaseHeld(deadline);
+    if (!released)
+      return released.failure();
+    return ActionService::Released{released->keys, released->buttons};
+  });
+  // The receipt waits for the guest: the action is the run's last input, so the reader's
+  // graceful finish (the guest read all of it and closed) confirms it before the answer.
+  m_action->setConfirmGuest([this] {
+    ActionService::GuestConfirmation confirmation;
+    if (!m_rdp || m_actionFinished)
+      return confirmation;
+    m_actionFinished = true;
+    const RdpReader::Finish finish = m_rdp->finishGracefully(kActionDeliveryBound);
+    recordActionFinish(finish);
+    confirmation.confirmed = finish.confirmed;
+    confirmation.elapsedMs = finish.elapsedMs;
+    return confirmation;
+  });
   m_mcp = std::make_unique<ActionSocketServer>(m_action.get());
   if (!m_mcp->listen(m_runDir.mcpSocketPath()))
     return fail(Failure{Refusal::Internal, QStringLiteral("MCP socket: %1").arg(m_mcp->errorString())});
@@ -713,14 +734,12 @@ void Console::teardown() {
   m_expiry.stop();
   m_gate.wipe();
   m_sink.setSession(nullptr);
-  if (m_rdp && reason.code == Refusal::ActionDone) {
+  if (m_rdp && reason.code == Refusal::ActionDone && !m_actionFinished) {
     // The action is the run's last input: let the guest read all of it before the connection
-    // goes (a bounded half-close; the receipt's "executed" must mean the guest got it).
-    const RdpReader::Finish finish = m_rdp->finishGracefully(kActionDeliveryBound);
-    record(QStringLiteral("rdp_finish"),
-           QJsonObject{{QStringLiteral("guest_closed_after_reading"), finish.confirmed},
-                       {QStringLiteral("ms"), finish.elapsedMs},
-                       {QStringLiteral("writes_not_sent"), finish.writesDropped}});
+    // goes (a bounded half-close; the receipt's "executed" must mean the guest got it). Done
+    // already when the receipt waited for it.
+    m_actionFinished = true;
+    recordActionFinish(m_rdp->finishGracefully(kActionDeliveryBound));
   }
   // Frames first: the session zeroes the pooled frames nobody holds any more.
   const FramePipeline::Wiped frames = m_pipeline.wipe();
@@ -753,6 +772,13 @@ void Console::teardown() {
   if (reason.code == Refusal::RdpLost && m_watcher && !m_watcher->hasFired())
     return awaitVmVerdict(); // the console is already inert: CLOSED, RDP down, buffers wiped
   finishTeardown(reason);
+}
+
+void Console::recordActionFinish(const RdpReader::Finish& finish) {
+  record(QStringLiteral("rdp_finish"),
+         QJsonObject{{QStringLiteral("guest_closed_after_reading"), finish.confirmed},
+                     {QStringLiteral("ms"), finish.elapsedMs},
+                     {QStringLiteral("writes_not_sent"), finish.writesDropped}});
 }
 
 void Console::awaitVmVerdict() {

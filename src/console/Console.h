@@ -119,6 +119,7 @@ private:
   // RDP_LOST: was it the VM? (The connection drops before libvirt's lifecycle event when a
   // domain is destroyed.) Waits at most kVmVerdictWindow, then finishes the teardown.
   void awaitVmVerdict();
+  void recordActionFinish(const RdpReader::Finish& finish);
   void concludeVmVerdict(const QString& vmGoneReason);
   void finishTeardown(const Failure& reason);
   QJsonObject identity() const;
@@ -139,6 +140,7 @@ private:
   InputGate m_gate;
   LockBarrier m_barrier;
   std::unique_ptr<RdpReader> m_rdp; // the RDP reader process, spawned at open()
+  bool m_actionFinished = false;    // the reader's graceful finish after the action ran
   std::unique_ptr<PanelServer> m_panel;
   std::unique_ptr<ActionService> m_action;
   std::unique_ptr<ActionSocketServer> m_mcp;

@@ -1,6 +1,7 @@
 #include "console/RdpInputSink.h"
 
 #include "guestlink/RdpReader.h"
+#include "guestlink/ReaderWire.h"
 
 #include <chrono>
 
@@ -32,15 +33,35 @@ Status RdpInputSink::send(const InputEvent& event, QDeadlineTimer deadline) {
 InputSink::Delivery RdpInputSink::deliver(const InputEvent& event, QDeadlineTimer deadline) {
   if (Status s = mayWrite(deadline); !s.ok())
     return {0, s};
-  if (event.kind == InputEvent::Kind::Key) {
-    Status s = m_session->sendKey(event.scancode, event.down, remaining(deadline));
+  switch (event.kind) {
+  case InputEvent::Kind::Key:
+  case InputEvent::Kind::Unicode: {
+    Status s = event.kind == InputEvent::Kind::Key
+                   ? m_session->sendKey(event.scancode, event.down, remaining(deadline))
+                   : m_session->sendUnicode(event.unit, event.down, remaining(deadline));
     const int written = s.ok() ? 1 : 0;
     return {written, std::move(s)};
   }
-  int written = 0;
-  Status s =
-      m_session->sendPointer(event.x, event.y, event.buttons, event.wheel, &written, remaining(deadline));
-  return {written, std::move(s)};
+  case InputEvent::Kind::Pointer: {
+    int written = 0;
+    Status s = m_session->sendPointer(event.x, event.y, event.buttons, event.wheel, &written,
+                                      remaining(deadline), event.horizontal);
+    if (written > 0)
+      m_lastPointer = QPoint(event.x, event.y);
+    return {written, std::move(s)};
+  }
+  case InputEvent::Kind::Pause:
+    break;
+  }
+  return {0, Status(Refusal::Internal, QStringLiteral("a pause is not input"))};
+}
+
+InputCaps RdpInputSink::inputCaps() const {
+  if (!m_session || m_session->state() != RdpReader::State::Connected)
+    return {};
+  const quint32 caps = m_session->inputCaps();
+  return {(caps & wire::kInputCapUnicode) != 0, (caps & wire::kInputCapHorizontalWheel) != 0,
+          (caps & wire::kInputCapExtendedMouse) != 0};
 }
 
 Outcome<RdpInputSink::Released> RdpInputSink::releaseHeld(QDeadlineTimer deadline) {

@@ -9,7 +9,10 @@
 
 #include "session/InputSink.h"
 
+#include <QPoint>
+
 #include <functional>
+#include <optional>
 
 namespace gc {
 
@@ -31,11 +34,17 @@ public:
   };
   Outcome<Released> releaseHeld(QDeadlineTimer deadline);
 
+  // What the connected guest's server advertised for input (nothing when not connected).
+  InputCaps inputCaps() const;
+  // Where the last pointer event this sink wrote put the pointer (none before one).
+  std::optional<QPoint> lastPointer() const { return m_lastPointer; }
+
 private:
   Status mayWrite(QDeadlineTimer deadline) const;
 
   RdpReader* m_session = nullptr;
   std::function<bool()> m_expired;
+  std::optional<QPoint> m_lastPointer;
 };
 
 } // namespace gc

@@ -79,6 +79,7 @@ struct Grant {
   Mcp mcp;
   Lock lock;
   QList<Candidate> candidates; // empty when the grant has no "action"
+  ActionPolicy actionPolicy;   // action.kinds / limits / text_input (issue 25); default: the original four
   QByteArray digestHex;        // SHA-256 of the exact file bytes, lowercase hex
   bool signed_ = false;        // a configured issuer key verified the signature
 

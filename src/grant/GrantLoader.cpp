@@ -317,12 +317,81 @@ void readLock(SchemaReader& r, const QJsonObject& root, Grant::Lock* lock) {
     r.fail(QStringLiteral("lock.confirmation"), QStringLiteral("expected \"guest\" or \"settle\""));
 }
 
-void readCandidates(SchemaReader& r, const QJsonObject& root, QList<Candidate>* candidates) {
+// action.limits: each bound optional, at most ActionSpec's absolute one.
+void readLimits(SchemaReader& r, const QJsonObject& action, ActionLimits* limits) {
+  const QString path = QStringLiteral("action.limits");
+  const QJsonObject o = r.object(action, QStringLiteral("action"), u"limits");
+  if (r.failed())
+    return;
+  r.expectFields(o, path, {},
+                 {u"text_chars", u"drag_points", u"hold_seconds", u"wait_seconds", u"scroll_notches"});
+  if (o.contains(u"text_chars"))
+    limits->textChars = int(r.integer(o, path, u"text_chars", 1, ActionSpec::kMaxTextChars));
+  if (o.contains(u"drag_points"))
+    limits->dragPoints =
+        int(r.integer(o, path, u"drag_points", ActionSpec::kMinDragPoints, ActionSpec::kMaxDragPoints));
+  if (o.contains(u"scroll_notches"))
+    limits->scrollNotches = int(r.integer(o, path, u"scroll_notches", 1, ActionSpec::kMaxScrollNotches));
+  const auto seconds = [&](QStringView key, int maxMs, int* out) {
+    if (!o.contains(key) || r.failed())
+      return;
+    const QJsonValue v = o.value(key);
+    const double d = v.toDouble(-1.0);
+    if (!v.isDouble() || !std::isfinite(d) || d < 0 || d * 1000.0 > maxMs)
+      return r.fail(join(path, key.toString()),
+                    QStringLiteral("expected seconds in 0..%1").arg(maxMs / 1000));
+    *out = int(std::lround(d * 1000.0));
+  };
+  seconds(u"hold_seconds", ActionSpec::kMaxHoldMs, &limits->holdMs);
+  seconds(u"wait_seconds", ActionSpec::kMaxWaitMs, &limits->waitMs);
+}
+
+// The action block: kinds, limits and text_input make the policy every action (a candidate's
+// too) is checked against; absent kinds keep the four original kinds in their original shapes.
+void readAction(SchemaReader& r, const QJsonObject& root, ActionPolicy* policy,
+                QList<Candidate>* candidates) {
   const QJsonObject action = r.object(root, QString(), u"action");
   if (r.failed())
     return;
-  r.expectFields(action, QStringLiteral("action"), {u"candidates"});
+  r.expectFields(action, QStringLiteral("action"), {}, {u"candidates", u"kinds", u"limits", u"text_input"});
+  if (!r.failed() && action.isEmpty())
+    r.fail(QStringLiteral("action.candidates"),
+           QStringLiteral("required (or action.kinds, limits, text_input)"));
   if (r.failed())
+    return;
+  if (action.contains(u"kinds")) {
+    const QJsonValue kinds = action.value(u"kinds");
+    const QJsonArray list = kinds.toArray();
+    if (!kinds.isArray() || list.isEmpty() || list.size() > ActionSpec::kKindCount)
+      return r.fail(QStringLiteral("action.kinds"),
+                    QStringLiteral("expected 1..%1 kind names").arg(ActionSpec::kKindCount));
+    policy->legacy = false;
+    policy->kinds = 0;
+    for (qsizetype i = 0; i < list.size(); ++i) {
+      const std::optional<ActionSpec::Kind> kind = ActionSpec::kindFromName(list.at(i).toString());
+      const QString where = QStringLiteral("action.kinds[%1]").arg(i);
+      if (!list.at(i).isString() || !kind)
+        return r.fail(where, QStringLiteral("not a canonical kind (click, move, drag, scroll, key_chord, "
+                                            "hold_key, type_text, wait, done, fail)"));
+      const quint32 bit = 1u << quint32(*kind);
+      if (policy->kinds & bit)
+        return r.fail(where, QStringLiteral("duplicate kind"));
+      policy->kinds |= bit;
+    }
+  }
+  if (action.contains(u"limits"))
+    readLimits(r, action, &policy->limits);
+  if (r.failed())
+    return;
+  if (action.contains(u"text_input")) {
+    const QString mode = action.value(u"text_input").toString();
+    if (mode == u"scancodes")
+      policy->textInput = ActionPolicy::TextInput::Scancodes;
+    else if (mode != u"unicode")
+      return r.fail(QStringLiteral("action.text_input"),
+                    QStringLiteral("expected \"unicode\" or \"scancodes\""));
+  }
+  if (!action.contains(u"candidates"))
     return;
   const QJsonValue listValue = action.value(u"candidates");
   if (!listValue.isArray()) {
@@ -360,7 +429,7 @@ void readCandidates(SchemaReader& r, const QJsonObject& root, QList<Candidate>* 
     const QJsonObject spec = r.object(o, path, u"action");
     if (r.failed())
       return;
-    Outcome<ActionSpec> parsed = ActionSpec::fromJson(spec);
+    Outcome<ActionSpec> parsed = ActionSpec::fromJson(spec, *policy);
     if (!parsed) {
       r.fail(path + QStringLiteral(".action.") + parsed.failure().message.section(u':', 0, 0),
              parsed.failure().message.section(u':', 1).trimmed());
@@ -432,7 +501,7 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
     return r.failure();
 
   if (root.contains(u"action"))
-    readCandidates(r, root, &g.candidates);
+    readAction(r, root, &g.actionPolicy, &g.candidates);
   if (r.failed())
     return r.failure();
   return g;

@@ -439,6 +439,10 @@ void RdpReader::dispatch(wire::FromReader message) {
             return breach(QStringLiteral("a desktop larger than the shared desktop"));
           if (!m.channels.wellFormed())
             return breach(QStringLiteral("a malformed channel report"));
+          if (m.inputCaps &
+              ~(wire::kInputCapUnicode | wire::kInputCapHorizontalWheel | wire::kInputCapExtendedMouse))
+            return breach(QStringLiteral("unknown input capability bits"));
+          m_inputCaps = m.inputCaps;
           m_size = m.desktop;
           m_security = m.security.left(16);
           m_trace = m.trace;
@@ -543,6 +547,23 @@ void RdpReader::handOutFrame() {
     emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
 }
 
+Status RdpReader::awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written) {
+  while (true) {
+    const Outcome<wire::FromReader> reply = awaitReply(wire::Type::InputDone, deadline);
+    if (!reply.ok())
+      return Status(Refusal::InputSendFailed, reply.failure().message);
+    const auto& done = std::get<wire::InputDone>(reply.value());
+    if (done.id < id)
+      continue; // the answer to an earlier send that gave up waiting
+    if (done.id != id || done.written > 8)
+      return breach(QStringLiteral("an answer to a send never made")),
+             Status(Refusal::InputSendFailed, m_exit);
+    if (written)
+      *written = int(done.written);
+    return done.ok ? success() : Status(done.failure);
+  }
+}
+
 Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline) {
   if (m_state != State::Connected)
     return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
@@ -552,22 +573,23 @@ Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds
   key.down = down;
   if (Status s = sendToReader(key); !s.ok())
     return Status(Refusal::InputSendFailed, s.failure().message);
-  while (true) {
-    const Outcome<wire::FromReader> reply = awaitReply(wire::Type::InputDone, deadline);
-    if (!reply.ok())
-      return Status(Refusal::InputSendFailed, reply.failure().message);
-    const auto& done = std::get<wire::InputDone>(reply.value());
-    if (done.id < key.id)
-      continue; // the answer to an earlier send that gave up waiting
-    if (done.id != key.id)
-      return breach(QStringLiteral("an answer to a send never made")),
-             Status(Refusal::InputSendFailed, m_exit);
-    return done.ok ? success() : Status(done.failure);
-  }
+  return awaitInputDone(key.id, deadline, nullptr);
+}
+
+Status RdpReader::sendUnicode(quint16 codeUnit, bool down, std::chrono::milliseconds deadline) {
+  if (m_state != State::Connected)
+    return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
+  wire::Unicode unicode;
+  unicode.id = m_nextId++;
+  unicode.codeUnit = codeUnit;
+  unicode.down = down;
+  if (Status s = sendToReader(unicode); !s.ok())
+    return Status(Refusal::InputSendFailed, s.failure().message);
+  return awaitInputDone(unicode.id, deadline, nullptr);
 }
 
 Status RdpReader::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written,
-                              std::chrono::milliseconds deadline) {
+                              std::chrono::milliseconds deadline, bool horizontal) {
   if (written)
     *written = 0;
   if (m_state != State::Connected)
@@ -578,22 +600,10 @@ Status RdpReader::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel
   pointer.y = y;
   pointer.buttons = buttons;
   pointer.wheel = wheel;
+  pointer.horizontal = horizontal;
   if (Status s = sendToReader(pointer); !s.ok())
     return Status(Refusal::InputSendFailed, s.failure().message);
-  while (true) {
-    const Outcome<wire::FromReader> reply = awaitReply(wire::Type::InputDone, deadline);
-    if (!reply.ok())
-      return Status(Refusal::InputSendFailed, reply.failure().message);
-    const auto& done = std::get<wire::InputDone>(reply.value());
-    if (done.id < pointer.id)
-      continue;
-    if (done.id != pointer.id || done.written > 8)
-      return breach(QStringLiteral("an answer to a send never made")),
-             Status(Refusal::InputSendFailed, m_exit);
-    if (written)
-      *written = int(done.written);
-    return done.ok ? success() : Status(done.failure);
-  }
+  return awaitInputDone(pointer.id, deadline, written);
 }
 
 Outcome<RdpReader::Released> RdpReader::releaseHeld(std::chrono::milliseconds deadline) {
@@ -610,7 +620,7 @@ Outcome<RdpReader::Released> RdpReader::releaseHeld(std::chrono::milliseconds de
     const auto& done = std::get<wire::Released>(reply.value());
     if (done.id < release.id)
       continue;
-    if (done.id != release.id || done.keys > 512 || done.buttons > 8) {
+    if (done.id != release.id || done.keys > 512 + 16 || done.buttons > 8) {
       breach(QStringLiteral("an implausible release"));
       return Failure{Refusal::InputSendFailed, m_exit};
     }

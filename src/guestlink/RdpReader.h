@@ -114,7 +114,12 @@ public:
   // `deadline`: how long to wait for the reader's answer.
   Status sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline = std::chrono::seconds(5));
   Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written = nullptr,
+                     std::chrono::milliseconds deadline = std::chrono::seconds(5), bool horizontal = false);
+  // One UTF-16 code unit as a TS_UNICODE_KEYBOARD_EVENT (the action's type_text).
+  Status sendUnicode(quint16 codeUnit, bool down,
                      std::chrono::milliseconds deadline = std::chrono::seconds(5));
+  // What the server advertised for input (wire::kInputCap* bits), once connected.
+  quint32 inputCaps() const { return m_inputCaps; }
   struct Released {
     int keys = 0;
     int buttons = 0;
@@ -143,6 +148,8 @@ private:
   void dispatch(wire::FromReader message);
   void dispatchQueued();
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
+  // Waits for the InputDone of send `id` (earlier answers that arrive late are skipped).
+  Status awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written);
   // The reader broke the protocol or died: it is killed, the session ends (RDP_READER_FAILED).
   void breach(const QString& why);
   void onLeased(const wire::Leased& leased);
@@ -179,6 +186,7 @@ private:
   ScrubReport m_residue;
   ChannelSnapshot m_channels;
   ProtocolViolation m_violation;
+  quint32 m_inputCaps = 0;
   QString m_exit;
 };
 

@@ -410,6 +410,8 @@ QString typeName(Type type) {
     return QStringLiteral("abort");
   case Type::SelfTest:
     return QStringLiteral("self_test");
+  case Type::Unicode:
+    return QStringLiteral("unicode");
   case Type::SelfTestDone:
     return QStringLiteral("self_test_done");
   case Type::Ready:

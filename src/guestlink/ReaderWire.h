@@ -37,6 +37,8 @@ inline constexpr qsizetype kMaxNames = 64;    // a string list
 inline constexpr qsizetype kMaxRects = 1024;  // damage rectangles per lease
 inline constexpr qsizetype kMaxMoves = 64;    // moves per lease
 inline constexpr qsizetype kMaxNeedles = 8;
+// Connected::inputCaps bits; any other bit is a breach.
+inline constexpr quint32 kInputCapUnicode = 0x1, kInputCapHorizontalWheel = 0x2, kInputCapExtendedMouse = 0x4;
 
 // A move inside the desktop, replayed by whoever shows it (rdp/DesktopSurface.h).
 struct SurfaceMove {
@@ -59,6 +61,7 @@ enum class Type : quint16 {
   Finish,
   Abort,
   SelfTest, // test builds only
+  Unicode,
   // reader → console
   Ready = 100,
   ProbeDone,
@@ -104,9 +107,19 @@ struct Pointer {
   static constexpr Type kType = Type::Pointer;
   quint32 id = 0;
   quint16 x = 0, y = 0;
-  quint8 buttons = 0;
+  quint8 buttons = 0; // bit 0 left, 1 right, 2 middle, 3 back, 4 forward
   qint16 wheel = 0;
-  template <typename F> void fields(F& f) { f(id, x, y, buttons, wheel); }
+  bool horizontal = false; // the wheel is the horizontal one
+  template <typename F> void fields(F& f) { f(id, x, y, buttons, wheel, horizontal); }
+};
+// One UTF-16 code unit of the action's type_text (TS_UNICODE_KEYBOARD_EVENT); answered by
+// InputDone like a key.
+struct Unicode {
+  static constexpr Type kType = Type::Unicode;
+  quint32 id = 0;
+  quint16 codeUnit = 0;
+  bool down = false;
+  template <typename F> void fields(F& f) { f(id, codeUnit, down); }
 };
 struct ReleaseHeld {
   static constexpr Type kType = Type::ReleaseHeld;
@@ -175,7 +188,8 @@ struct Connected {
   ConnectTrace trace;
   ScrubReport residue;
   ChannelSnapshot channels;
-  template <typename F> void fields(F& f) { f(desktop, security, trace, residue, channels); }
+  quint32 inputCaps = 0; // kInputCap* bits: what the server's Input Capability Set advertised
+  template <typename F> void fields(F& f) { f(desktop, security, trace, residue, channels, inputCaps); }
 };
 struct Failed {
   static constexpr Type kType = Type::Failed;
@@ -257,7 +271,7 @@ struct SelfTestDone {
 };
 
 using ToReader = std::variant<Probe, Start, Key, Pointer, ReleaseHeld, SyncStart, SyncCancel, Lease, Return,
-                              Finish, Abort, SelfTest>;
+                              Finish, Abort, SelfTest, Unicode>;
 using FromReader = std::variant<Ready, ProbeDone, Connected, Failed, Lost, FrameReady, Leased, Resized,
                                 InputDone, Released, SyncDone, Finished, Closed, SelfTestDone>;
 

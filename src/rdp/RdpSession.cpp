@@ -36,6 +36,37 @@ namespace gc {
 
 namespace {
 
+// What the server's Input Capability Set advertised (MS-RDPBCGR 2.2.7.1.6), as wire::kInputCap*
+// bits, read from the set's own bytes: FreeRDP 3 keeps the client's FreeRDP_UnicodeInput TRUE
+// whatever the server said (rdp_apply_input_capability_set reads the flag back from the
+// client's settings instead of the received ones) and then sends Unicode events the server
+// never asked for. The horizontal wheel and the extended buttons FreeRDP does apply; both
+// must agree, since FreeRDP drops those events when its own flag is off.
+quint32 serverInputCaps(rdpSettings* settings) {
+  constexpr size_t kCapsetInput = 0x000D;
+  constexpr quint16 kMouseX = 0x0004, kUnicode = 0x0010, kHorizontalWheel = 0x0100;
+  if (freerdp_settings_get_uint32(settings, FreeRDP_ReceivedCapabilitiesSize) <= kCapsetInput)
+    return 0;
+  const auto* received =
+      static_cast<const BYTE*>(freerdp_settings_get_pointer(settings, FreeRDP_ReceivedCapabilities));
+  const auto* sizes =
+      static_cast<const UINT32*>(freerdp_settings_get_pointer(settings, FreeRDP_ReceivedCapabilityDataSizes));
+  const auto* data =
+      static_cast<const BYTE* const*>(freerdp_settings_get_pointer(settings, FreeRDP_ReceivedCapabilityData));
+  if (!received || !sizes || !data || !received[kCapsetInput] || sizes[kCapsetInput] < 2 ||
+      !data[kCapsetInput])
+    return 0;
+  const quint16 flags = quint16(data[kCapsetInput][0] | (data[kCapsetInput][1] << 8));
+  quint32 caps = 0;
+  if (flags & kUnicode)
+    caps |= 0x1u;
+  if ((flags & kHorizontalWheel) && freerdp_settings_get_bool(settings, FreeRDP_HasHorizontalWheel))
+    caps |= 0x2u;
+  if ((flags & kMouseX) && freerdp_settings_get_bool(settings, FreeRDP_HasExtendedMouseEvent))
+    caps |= 0x4u;
+  return caps;
+}
+
 // Overwrites FreeRDP's copy of a secret setting in place, then drops it. The copies FreeRDP
 // 3.10 makes where no pointer of ours reaches (the settings backup, NLA's UTF-16 identities,
 // CredSSP buffers, some freed without zeroing: https://github.com/FreeRDP/FreeRDP/issues/12531)
@@ -233,6 +264,7 @@ void RdpSession::run() {
 
   const QSize desktop = m_surface->size();
   m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
+  m_inputCaps = serverInputCaps(m_context->settings);
   setState(State::Connected);
   postToMain([this, desktop] { emit connected(desktop); });
 
@@ -636,7 +668,18 @@ Status RdpSession::sendKey(quint16 scancode, bool down) {
   return m_input.sendKey(m_context->input, scancode, down);
 }
 
-Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written) {
+Status RdpSession::sendUnicode(quint16 codeUnit, bool down) {
+  std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+  std::lock_guard io(m_ioMutex);
+  if (m_state != State::Connected || m_aborting || !m_context)
+    return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
+  if (!(m_inputCaps.load() & 0x1u))
+    return Failure{Refusal::ActionUnsupported, QStringLiteral("the server does not advertise Unicode input")};
+  return m_input.sendUnicode(m_context->input, codeUnit, down);
+}
+
+Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written,
+                               bool horizontal) {
   int sent = 0;
   struct Report {
     int* out;
@@ -650,13 +693,17 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
   std::lock_guard io(m_ioMutex);
   if (m_state != State::Connected || m_aborting || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
-  return m_input.sendPointer(m_context->input, x, y, buttons, wheel, sent);
+  if ((horizontal && wheel != 0 && !(m_inputCaps.load() & 0x2u)) ||
+      ((buttons & 0x18) && !(m_inputCaps.load() & 0x4u)))
+    return Failure{Refusal::ActionUnsupported,
+                   QStringLiteral("the server does not advertise the horizontal wheel or extended buttons")};
+  return m_input.sendPointer(m_context->input, x, y, buttons, wheel, sent, horizontal);
 }
 
 RdpSession::Released RdpSession::held() const {
   std::lock_guard io(m_ioMutex);
   const InputState::Held h = m_input.held();
-  return {int(h.keys.count()), int(std::bitset<8>(h.buttons).count())};
+  return {int(h.keys.count() + size_t(h.units.size())), int(std::bitset<8>(h.buttons).count())};
 }
 
 Outcome<RdpSession::Released> RdpSession::releaseHeld() {
@@ -672,6 +719,11 @@ Outcome<RdpSession::Released> RdpSession::releaseHeld() {
       continue;
     const auto scancode = quint16((i >= 256 ? 0xE000 : 0) | (i & 0xFF));
     if (Status s = sendKey(scancode, false); !s.ok())
+      return s.failure();
+    ++released.keys;
+  }
+  for (quint16 unit : h.units) {
+    if (Status s = sendUnicode(unit, false); !s.ok())
       return s.failure();
     ++released.keys;
   }

@@ -132,7 +132,13 @@ public:
   // for extended keys. buttons: bit0 left, bit1 right, bit2 middle.
   // `written` (optional): the PDUs that went out, also when a later one failed.
   Status sendKey(quint16 scancode, bool down);
-  Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written = nullptr);
+  Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written = nullptr,
+                     bool horizontal = false);
+  // One UTF-16 code unit of the action's type_text (TS_UNICODE_KEYBOARD_EVENT).
+  Status sendUnicode(quint16 codeUnit, bool down);
+  // What the server's Input Capability Set advertised (wire::kInputCap* bits), known after
+  // connected(): FreeRDP drops the events a server did not ask for without an error.
+  quint32 inputCaps() const { return m_inputCaps.load(); }
 
   // Releases every key and button this session sent down and did not release: a key up
   // per held key, then one pointer event at the last position with no button. The lock
@@ -231,6 +237,7 @@ private:
   std::atomic<bool> m_disconnectRequested{false}; // abort(): the worker disconnects properly
   std::atomic<bool> m_ultimatumSent{false};
   std::atomic<quint32> m_selectedProtocol{0xFFFFFFFF}; // FreeRDP_SelectedProtocol once connected
+  std::atomic<quint32> m_inputCaps{0};                 // the server's input flags once connected
 
   // m_workerDone: set by the worker as its last act on any path, for finishGracefully()'s
   // bounded wait.

@@ -108,9 +108,14 @@ void ReaderService::handle(wire::ToReader& message, int fd) {
             send(inputDone(m.id, s, s.ok() ? 1 : 0));
           } else if constexpr (std::is_same_v<M, wire::Pointer>) {
             int written = 0;
-            const Status s = m_session ? m_session->sendPointer(m.x, m.y, m.buttons, m.wheel, &written)
-                                       : Status(Refusal::InputSendFailed, QStringLiteral("no session"));
+            const Status s =
+                m_session ? m_session->sendPointer(m.x, m.y, m.buttons, m.wheel, &written, m.horizontal)
+                          : Status(Refusal::InputSendFailed, QStringLiteral("no session"));
             send(inputDone(m.id, s, written));
+          } else if constexpr (std::is_same_v<M, wire::Unicode>) {
+            const Status s = m_session ? m_session->sendUnicode(m.codeUnit, m.down)
+                                       : Status(Refusal::InputSendFailed, QStringLiteral("no session"));
+            send(inputDone(m.id, s, s.ok() ? 1 : 0));
           } else if constexpr (std::is_same_v<M, wire::ReleaseHeld>) {
             wire::Released released;
             released.id = m.id;
@@ -270,6 +275,7 @@ void ReaderService::startSession(wire::Start& start, int fd) {
     c.trace = session->connectTrace();
     c.residue = session->credentialResidue();
     c.channels = session->channelReport();
+    c.inputCaps = session->inputCaps();
     send(c);
   });
   connect(session, &RdpSession::failed, this, [this, session](const Failure& failure) {

@@ -23,15 +23,16 @@ Grant makeGrant(const GrantOptions& options) {
   g.mcp = {options.server, options.tool};
   if (options.candidates) {
     ActionSpec save;
-    save.type = ActionSpec::Type::KeyChord;
+    save.kind = ActionSpec::Kind::KeyChord;
     save.keys = {QStringLiteral("ctrl"), QStringLiteral("s")};
     ActionSpec ok;
-    ok.type = ActionSpec::Type::Click;
+    ok.kind = ActionSpec::Kind::Click;
     ok.x = 40;
     ok.y = 30;
     g.candidates = {Candidate{QStringLiteral("save"), QStringLiteral("Save the document"), save},
                     Candidate{QStringLiteral("ok"), QString::fromLatin1(kInjectionLabel), ok}};
   }
+  g.actionPolicy = options.policy;
   g.digestHex =
       QCryptographicHash::hash("grant bytes of " + options.runId.toUtf8(), QCryptographicHash::Sha256)
           .toHex();
@@ -57,6 +58,32 @@ Status RecordingSink::send(const InputEvent& event, QDeadlineTimer) {
   if (onEvent)
     onEvent(event);
   return success();
+}
+
+ActionPolicy everyKind() {
+  ActionPolicy p;
+  p.legacy = false;
+  p.kinds = (1u << ActionSpec::kKindCount) - 1;
+  return p;
+}
+
+QString eventText(const InputEvent& e) {
+  switch (e.kind) {
+  case InputEvent::Kind::Key:
+    return QStringLiteral("k%1%2").arg(e.scancode, 0, 16).arg(e.down ? QLatin1Char('+') : QLatin1Char('-'));
+  case InputEvent::Kind::Unicode:
+    return QStringLiteral("u%1%2").arg(e.unit, 0, 16).arg(e.down ? QLatin1Char('+') : QLatin1Char('-'));
+  case InputEvent::Kind::Pause:
+    return QStringLiteral("P%1").arg(e.pauseMs);
+  case InputEvent::Kind::Pointer:
+    break;
+  }
+  QString s = QStringLiteral("p%1,%2,%3").arg(e.x).arg(e.y).arg(e.buttons);
+  if (e.wheel)
+    s += QStringLiteral(",w%1").arg(e.wheel);
+  if (e.horizontal)
+    s += QLatin1Char('h');
+  return s;
 }
 
 QJsonObject eventJson(const InputEvent& e) {

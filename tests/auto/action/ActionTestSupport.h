@@ -24,7 +24,10 @@ struct GrantOptions {
   QString tool = QStringLiteral("perform_action");
   bool candidates = false;
   int lifetimeSeconds = 3600; // expires_at = now + this (negative: already expired)
+  ActionPolicy policy;        // the grant's action.kinds / limits / text_input
 };
+// A policy allowing every canonical kind, with the default limits.
+ActionPolicy everyKind();
 
 Grant makeGrant(const GrantOptions& options = {});
 // 320×200, a gradient with the sentinel's bytes as the first row's pixels.
@@ -43,5 +46,7 @@ public:
 };
 
 QJsonObject eventJson(const InputEvent& event);
+// "k1d+" key, "u41-" Unicode unit, "p10,20,1" pointer (",w-120" wheel, "h" horizontal), "P500" pause.
+QString eventText(const InputEvent& event);
 
 } // namespace gc::test

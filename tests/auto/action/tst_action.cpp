@@ -300,10 +300,10 @@ private slots:
                                 .toObject()
                                 .value(QStringLiteral("enum"))
                                 .toArray();
-    QCOMPARE(keys.size(), 5 + 14 + 26 + 10 + 12);
+    // 31 named keys, a-z, 0-9, f1-f12, and "win".
+    QCOMPARE(keys.size(), 31 + 26 + 10 + 12 + 1);
     QSet<quint16> seen;
     for (const QJsonValue& k : keys) {
-      QVERIFY2(ActionSpec::isAllowedKey(k.toString()), qPrintable(k.toString()));
       const auto code = ActionPlan::scancode(k.toString());
       QVERIFY2(code.has_value(), qPrintable(k.toString()));
       if (k.toString() != u"win")
@@ -457,6 +457,414 @@ private slots:
                                              : obj("{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1}}"));
     QVERIFY(valid.ok());
     QCOMPARE(valid->result, Receipt::Result::Executed);
+  }
+
+  // --- The canonical vocabulary (issue 25) -----------------------------------------------
+  void plansTheCanonicalVocabulary_data() {
+    QTest::addColumn<QString>("action");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("middle click with shift")
+        << "{\"type\":\"click\",\"x\":10,\"y\":20,\"button\":\"middle\",\"hold_keys\":[\"shift\"]}"
+        << "k2a+ p10,20,0 p10,20,4 p10,20,0 k2a-";
+    QTest::newRow("triple click") << "{\"type\":\"click\",\"x\":1,\"y\":2,\"count\":3}"
+                                  << "p1,2,0 p1,2,1 p1,2,0 p1,2,0 p1,2,1 p1,2,0 p1,2,0 p1,2,1 p1,2,0";
+    QTest::newRow("back button") << "{\"type\":\"click\",\"x\":5,\"y\":5,\"button\":\"back\"}"
+                                 << "p5,5,0 p5,5,8 p5,5,0";
+    QTest::newRow("forward button") << "{\"type\":\"click\",\"x\":5,\"y\":5,\"button\":\"forward\"}"
+                                    << "p5,5,0 p5,5,16 p5,5,0";
+    QTest::newRow("ctrl+shift click, modifiers ordered")
+        << "{\"type\":\"click\",\"x\":3,\"y\":4,\"hold_keys\":[\"shift\",\"ctrl\"]}"
+        << "k1d+ k2a+ p3,4,0 p3,4,1 p3,4,0 k2a- k1d-";
+    QTest::newRow("move") << "{\"type\":\"move\",\"x\":7,\"y\":8}"
+                          << "p7,8,0";
+    QTest::newRow("drag in steps of at most 8 px")
+        << "{\"type\":\"drag\",\"path\":[{\"x\":10,\"y\":10},{\"x\":30,\"y\":10}]}"
+        << "p10,10,0 p10,10,1 p17,10,1 p23,10,1 p30,10,1 p30,10,0";
+    QTest::newRow("drag along three points, right button")
+        << "{\"type\":\"drag\",\"path\":[{\"x\":0,\"y\":0},{\"x\":0,\"y\":8},{\"x\":6,\"y\":16}],\"button\":"
+           "\"right\"}"
+        << "p0,0,0 p0,0,2 p0,8,2 p3,12,2 p6,16,2 p6,16,0";
+    QTest::newRow("scroll down 3") << "{\"type\":\"scroll\",\"x\":50,\"y\":60,\"dx\":0,\"dy\":3}"
+                                   << "p50,60,0 p50,60,0,w-120 p50,60,0,w-120 p50,60,0,w-120";
+    QTest::newRow("scroll up 1, right 2, with ctrl")
+        << "{\"type\":\"scroll\",\"x\":1,\"y\":1,\"dx\":2,\"dy\":-1,\"hold_keys\":[\"ctrl\"]}"
+        << "k1d+ p1,1,0 p1,1,0,w120 p1,1,0,w120h p1,1,0,w120h k1d-";
+    QTest::newRow("scroll left") << "{\"type\":\"scroll\",\"x\":1,\"y\":1,\"dx\":-1,\"dy\":0}"
+                                 << "p1,1,0 p1,1,0,w-120h";
+    QTest::newRow("key chord with punctuation") << "{\"type\":\"key_chord\",\"keys\":[\"ctrl\",\"minus\"]}"
+                                                << "k1d+ kc+ kc- k1d-";
+    QTest::newRow("hold shift 1.5 s") << "{\"type\":\"hold_key\",\"keys\":[\"shift\"],\"seconds\":1.5}"
+                                      << "k2a+ P1500 k2a-";
+    QTest::newRow("type ASCII, accents, U+1F600, newline, tab")
+        << QString::fromUtf8("{\"type\":\"type_text\",\"text\":\"Hé\\t😀\\r\\nZ\"}")
+        << "u48+ u48- ue9+ ue9- kf+ kf- ud83d+ ud83d- ude00+ ude00- k1c+ k1c- u5a+ u5a-";
+    QTest::newRow("wait") << "{\"type\":\"wait\",\"seconds\":0.25}"
+                          << "P250";
+    QTest::newRow("done") << "{\"type\":\"done\"}"
+                          << "";
+    QTest::newRow("fail") << "{\"type\":\"fail\"}"
+                          << "";
+  }
+  void plansTheCanonicalVocabulary() {
+    QFETCH(QString, action);
+    QFETCH(QString, expected);
+    const Outcome<ActionSpec> spec =
+        ActionSpec::fromJson(QJsonDocument::fromJson(action.toUtf8()).object(), everyKind());
+    QVERIFY2(spec.ok(), spec.ok() ? "" : qPrintable(spec.failure().message));
+    ActionPlan::Context all;
+    all.caps = InputCaps{true, true, true};
+    const Outcome<QList<InputEvent>> plan = ActionPlan::plan(*spec, QSize(320, 200), all);
+    QVERIFY2(plan.ok(), plan.ok() ? "" : qPrintable(plan.failure().message));
+    QStringList got;
+    quint64 seq = 0;
+    for (const InputEvent& e : plan.value()) {
+      QCOMPARE(e.seq, ++seq);
+      got << eventText(e);
+    }
+    QCOMPARE(got.join(u' '), expected);
+    // The canonical JSON round-trips to the same action.
+    const Outcome<ActionSpec> again = ActionSpec::fromJson(spec->toJson(), everyKind());
+    QVERIFY(again.ok());
+    QCOMPARE(*again, *spec);
+  }
+
+  // What the server did not advertise is refused before anything is planned (issue 25).
+  void refusesInputTheServerDoesNotAdvertise_data() {
+    QTest::addColumn<QString>("action");
+    QTest::addColumn<int>("textInput"); // ActionPolicy::TextInput
+    QTest::addColumn<int>("code");      // Refusal, or -1: planned as scancodes
+    QTest::newRow("type_text without Unicode")
+        << "{\"type\":\"type_text\",\"text\":\"a\"}" << 0 << int(Refusal::ActionUnsupported);
+    QTest::newRow("horizontal scroll without the wheel")
+        << "{\"type\":\"scroll\",\"x\":1,\"y\":1,\"dx\":1,\"dy\":0}" << 0 << int(Refusal::ActionUnsupported);
+    QTest::newRow("back button without MOUSEX")
+        << "{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"back\"}" << 0 << int(Refusal::ActionUnsupported);
+    QTest::newRow("scancodes: an accent has no US key")
+        << QString::fromUtf8("{\"type\":\"type_text\",\"text\":\"é\"}") << 1
+        << int(Refusal::ActionUnsupported);
+    QTest::newRow("scancodes: ASCII is typed on the US layout")
+        << "{\"type\":\"type_text\",\"text\":\"A b\"}" << 1 << -1;
+  }
+  void refusesInputTheServerDoesNotAdvertise() {
+    QFETCH(QString, action);
+    QFETCH(int, textInput);
+    QFETCH(int, code);
+    const Outcome<ActionSpec> spec =
+        ActionSpec::fromJson(QJsonDocument::fromJson(action.toUtf8()).object(), everyKind());
+    QVERIFY(spec.ok());
+    ActionPlan::Context none;
+    none.textInput = ActionPolicy::TextInput(textInput);
+    const Outcome<QList<InputEvent>> plan = ActionPlan::plan(*spec, QSize(320, 200), none);
+    if (code >= 0) {
+      QVERIFY(!plan.ok());
+      QCOMPARE(int(plan.code()), code);
+      return;
+    }
+    QVERIFY(plan.ok());
+    QStringList got;
+    for (const InputEvent& e : plan.value())
+      got << eventText(e);
+    QCOMPARE(got.join(u' '), QStringLiteral("k2a+ k1e+ k1e- k2a- k39+ k39- k30+ k30-"));
+  }
+
+  // The grant limits the vocabulary: outside it is ACTION_INVALID, nothing is sent and the
+  // one action is not used up (issue 25 point 2).
+  void refusesActionsOutsideTheGrant_data() {
+    QTest::addColumn<bool>("legacy");
+    QTest::addColumn<QString>("arguments");
+    QTest::newRow("no kinds: a middle click")
+        << true << "{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"middle\"}}";
+    QTest::newRow("no kinds: a triple click")
+        << true << "{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1,\"count\":3}}";
+    QTest::newRow("no kinds: type_text") << true << "{\"action\":{\"type\":\"type_text\",\"text\":\"x\"}}";
+    QTest::newRow("no kinds: a dialect's scroll")
+        << true
+        << "{\"anthropic\":{\"action\":\"scroll\",\"coordinate\":[5,5],\"scroll_direction\":\"down\","
+           "\"scroll_amount\":1}}";
+    QTest::newRow("no kinds: shift held")
+        << true << "{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1,\"hold_keys\":[\"shift\"]}}";
+    QTest::newRow("text over text_chars")
+        << false << "{\"action\":{\"type\":\"type_text\",\"text\":\"abcdef\"}}";
+    QTest::newRow("drag over drag_points") << false
+                                           << "{\"action\":{\"type\":\"drag\",\"path\":[{\"x\":1,\"y\":1},{"
+                                              "\"x\":2,\"y\":2},{\"x\":3,\"y\":3}]}}";
+    QTest::newRow("hold over hold_seconds")
+        << false << "{\"action\":{\"type\":\"hold_key\",\"keys\":[\"a\"],\"seconds\":2}}";
+    QTest::newRow("wait over wait_seconds") << false << "{\"action\":{\"type\":\"wait\",\"seconds\":3}}";
+    QTest::newRow("scroll over scroll_notches")
+        << false << "{\"action\":{\"type\":\"scroll\",\"x\":1,\"y\":1,\"dx\":0,\"dy\":4}}";
+    QTest::newRow("a kind not listed") << false << "{\"action\":{\"type\":\"move\",\"x\":1,\"y\":1}}";
+    QTest::newRow("openai batch")
+        << false << "{\"openai\":[{\"type\":\"click\",\"x\":1,\"y\":1},{\"type\":\"type\",\"text\":\"a\"}]}";
+    QTest::newRow("two dialects")
+        << false << "{\"openai\":{\"type\":\"wait\"},\"osworld\":{\"action_type\":\"WAIT\"}}";
+    QTest::newRow("osworld KEY_DOWN")
+        << false << "{\"osworld\":{\"action_type\":\"KEY_DOWN\",\"parameters\":{\"key\":\"a\"}}}";
+    QTest::newRow("ui_tars two calls")
+        << false << "{\"ui_tars\":\"click(start_box='(1,1)')\\nclick(start_box='(2,2)')\"}";
+    QTest::newRow("control character in text")
+        << false << "{\"action\":{\"type\":\"type_text\",\"text\":\"a\\u0007\"}}";
+  }
+  void refusesActionsOutsideTheGrant() {
+    QFETCH(bool, legacy);
+    QFETCH(QString, arguments);
+    GrantOptions options;
+    if (!legacy) {
+      options.policy = everyKind();
+      options.policy.kinds &= ~(1u << quint32(ActionSpec::Kind::Move));
+      options.policy.limits = ActionLimits{5, 2, 1000, 2000, 3};
+    }
+    Rig rig(options);
+    QVERIFY(rig.toReviewing());
+    const auto refused = rig.service.performAction(QJsonDocument::fromJson(arguments.toUtf8()).object());
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.code(), Refusal::ActionInvalid);
+    QVERIFY(rig.sink.events.empty());
+    QCOMPARE(rig.phases.phase(), Phase::Reviewing);
+    QVERIFY(!rig.service.hasActed());
+    // Still usable: a click the grant allows.
+    const auto valid = rig.service.performAction(obj("{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1}}"));
+    QVERIFY(valid.ok());
+    QCOMPARE(valid->result, Receipt::Result::Executed);
+  }
+
+  // Each dialect's documented examples become the canonical action (issue 25 point 3).
+  void translatesEveryDialect_data() {
+    QTest::addColumn<QString>("arguments");
+    QTest::addColumn<QString>("canonical");
+    // Anthropic computer tool (computer_20250124 docs' examples).
+    QTest::newRow("anthropic left_click")
+        << "{\"anthropic\":{\"action\":\"left_click\",\"coordinate\":[100,150]}}"
+        << "click(100,150)";
+    QTest::newRow("anthropic shift+click")
+        << "{\"anthropic\":{\"action\":\"left_click\",\"coordinate\":[10,20],\"text\":\"shift\"}}"
+        << "click(10,20,hold=shift)";
+    QTest::newRow("anthropic right_click")
+        << "{\"anthropic\":{\"action\":\"right_click\",\"coordinate\":[3,4]}}"
+        << "right_click(3,4)";
+    QTest::newRow("anthropic middle_click")
+        << "{\"anthropic\":{\"action\":\"middle_click\",\"coordinate\":[3,4]}}"
+        << "click(3,4,button=middle)";
+    QTest::newRow("anthropic double_click")
+        << "{\"anthropic\":{\"action\":\"double_click\",\"coordinate\":[3,4]}}"
+        << "double_click(3,4)";
+    QTest::newRow("anthropic triple_click")
+        << "{\"anthropic\":{\"action\":\"triple_click\",\"coordinate\":[3,4]}}"
+        << "click(3,4,count=3)";
+    QTest::newRow("anthropic mouse_move")
+        << "{\"anthropic\":{\"action\":\"mouse_move\",\"coordinate\":[9,9]}}"
+        << "move(9,9)";
+    QTest::newRow("anthropic left_click_drag") << "{\"anthropic\":{\"action\":\"left_click_drag\",\"start_"
+                                                  "coordinate\":[10,10],\"coordinate\":[50,40]}}"
+                                               << "drag(10,10->50,40)";
+    QTest::newRow("anthropic key ctrl+s") << "{\"anthropic\":{\"action\":\"key\",\"text\":\"ctrl+s\"}}"
+                                          << "key_chord(ctrl+s)";
+    QTest::newRow("anthropic key Return") << "{\"anthropic\":{\"action\":\"key\",\"text\":\"Return\"}}"
+                                          << "key_chord(enter)";
+    QTest::newRow("anthropic key alt+Tab") << "{\"anthropic\":{\"action\":\"key\",\"text\":\"alt+Tab\"}}"
+                                           << "key_chord(alt+tab)";
+    QTest::newRow("anthropic type") << "{\"anthropic\":{\"action\":\"type\",\"text\":\"Hello, world\"}}"
+                                    << "type_text(12 chars)";
+    QTest::newRow("anthropic scroll down 3") << "{\"anthropic\":{\"action\":\"scroll\",\"coordinate\":[50,60]"
+                                                ",\"scroll_direction\":\"down\",\"scroll_amount\":3}}"
+                                             << "scroll(50,60,dx=0,dy=3)";
+    QTest::newRow("anthropic scroll left with ctrl")
+        << "{\"anthropic\":{\"action\":\"scroll\",\"coordinate\":[5,6],\"scroll_direction\":\"left\","
+           "\"scroll_amount\":2,\"text\":\"ctrl\"}}"
+        << "scroll(5,6,dx=-2,dy=0,hold=ctrl)";
+    QTest::newRow("anthropic hold_key")
+        << "{\"anthropic\":{\"action\":\"hold_key\",\"text\":\"shift\",\"duration\":1}}"
+        << "hold_key(shift,1000ms)";
+    QTest::newRow("anthropic wait") << "{\"anthropic\":{\"action\":\"wait\",\"duration\":2}}"
+                                    << "wait(2000ms)";
+    // OpenAI computer-use actions (the guide's examples).
+    QTest::newRow("openai click")
+        << "{\"openai\":{\"type\":\"click\",\"button\":\"left\",\"x\":156,\"y\":50}}"
+        << "click(156,50)";
+    QTest::newRow("openai wheel click")
+        << "{\"openai\":{\"type\":\"click\",\"button\":\"wheel\",\"x\":1,\"y\":2}}"
+        << "click(1,2,button=middle)";
+    QTest::newRow("openai double_click") << "{\"openai\":{\"type\":\"double_click\",\"x\":5,\"y\":6}}"
+                                         << "double_click(5,6)";
+    QTest::newRow("openai drag")
+        << "{\"openai\":{\"type\":\"drag\",\"path\":[{\"x\":1,\"y\":2},{\"x\":30,\"y\":40}]}}"
+        << "drag(1,2->30,40)";
+    QTest::newRow("openai scroll 300 px down")
+        << "{\"openai\":{\"type\":\"scroll\",\"x\":100,\"y\":100,\"scroll_x\":0,\"scroll_y\":300}}"
+        << "scroll(100,100,dx=0,dy=3)";
+    QTest::newRow("openai scroll 40 px left is one notch")
+        << "{\"openai\":{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_x\":-40,\"scroll_y\":0}}"
+        << "scroll(1,1,dx=-1,dy=0)";
+    QTest::newRow("openai keypress") << "{\"openai\":{\"type\":\"keypress\",\"keys\":[\"CTRL\",\"L\"]}}"
+                                     << "key_chord(ctrl+l)";
+    QTest::newRow("openai keypress ENTER") << "{\"openai\":{\"type\":\"keypress\",\"keys\":[\"ENTER\"]}}"
+                                           << "key_chord(enter)";
+    QTest::newRow("openai type") << "{\"openai\":{\"type\":\"type\",\"text\":\"hello\"}}"
+                                 << "type_text(5 chars)";
+    QTest::newRow("openai move") << "{\"openai\":{\"type\":\"move\",\"x\":10,\"y\":11}}"
+                                 << "move(10,11)";
+    QTest::newRow("openai wait") << "{\"openai\":{\"type\":\"wait\"}}"
+                                 << "wait(2000ms)";
+    // OSWorld computer_13.
+    QTest::newRow("osworld CLICK") << "{\"osworld\":{\"action_type\":\"CLICK\",\"parameters\":{\"x\":100,"
+                                      "\"y\":120,\"button\":\"right\",\"num_clicks\":1}}}"
+                                   << "right_click(100,120)";
+    QTest::newRow("osworld CLICK twice")
+        << "{\"osworld\":{\"action_type\":\"CLICK\",\"parameters\":{\"x\":1,\"y\":2,\"num_clicks\":2}}}"
+        << "double_click(1,2)";
+    QTest::newRow("osworld DOUBLE_CLICK")
+        << "{\"osworld\":{\"action_type\":\"DOUBLE_CLICK\",\"parameters\":{\"x\":1,\"y\":2}}}"
+        << "double_click(1,2)";
+    QTest::newRow("osworld RIGHT_CLICK")
+        << "{\"osworld\":{\"action_type\":\"RIGHT_CLICK\",\"parameters\":{\"x\":1,\"y\":2}}}"
+        << "right_click(1,2)";
+    QTest::newRow("osworld MOVE_TO")
+        << "{\"osworld\":{\"action_type\":\"MOVE_TO\",\"parameters\":{\"x\":7,\"y\":8}}}"
+        << "move(7,8)";
+    QTest::newRow("osworld TYPING")
+        << "{\"osworld\":{\"action_type\":\"TYPING\",\"parameters\":{\"text\":\"abc\"}}}"
+        << "type_text(3 chars)";
+    QTest::newRow("osworld PRESS")
+        << "{\"osworld\":{\"action_type\":\"PRESS\",\"parameters\":{\"key\":\"enter\"}}}"
+        << "key_chord(enter)";
+    QTest::newRow("osworld HOTKEY")
+        << "{\"osworld\":{\"action_type\":\"HOTKEY\",\"parameters\":{\"keys\":[\"ctrl\",\"c\"]}}}"
+        << "key_chord(ctrl+c)";
+    QTest::newRow("osworld WAIT") << "{\"osworld\":{\"action_type\":\"WAIT\"}}"
+                                  << "wait(2000ms)";
+    QTest::newRow("osworld DONE") << "{\"osworld\":{\"action_type\":\"DONE\"}}"
+                                  << "done()";
+    QTest::newRow("osworld FAIL") << "{\"osworld\":{\"action_type\":\"FAIL\"}}"
+                                  << "fail()";
+    // UI-TARS (0..1000 onto the 320x200 frame).
+    QTest::newRow("ui_tars click") << "{\"ui_tars\":\"click(start_box='(500,300)')\"}"
+                                   << "click(160,60)";
+    QTest::newRow("ui_tars click box tokens")
+        << "{\"ui_tars\":\"click(start_box='<|box_start|>(1000,1000)<|box_end|>')\"}"
+        << "click(319,199)";
+    QTest::newRow("ui_tars click box centre") << "{\"ui_tars\":\"click(start_box='[100, 100, 200, 300]')\"}"
+                                              << "click(48,40)";
+    QTest::newRow("ui_tars point") << "{\"ui_tars\":\"left_double(point='<point>250 500</point>')\"}"
+                                   << "double_click(80,100)";
+    QTest::newRow("ui_tars right_single") << "{\"ui_tars\":\"right_single(start_box='(0,0)')\"}"
+                                          << "right_click(0,0)";
+    QTest::newRow("ui_tars drag") << "{\"ui_tars\":\"drag(start_box='(100,100)', end_box='(200,100)')\"}"
+                                  << "drag(32,20->64,20)";
+    QTest::newRow("ui_tars hotkey") << "{\"ui_tars\":\"hotkey(key='ctrl c')\"}"
+                                    << "key_chord(ctrl+c)";
+    QTest::newRow("ui_tars type") << "{\"ui_tars\":\"type(content='it\\\\'s\\\\n')\"}"
+                                  << "type_text(5 chars)";
+    QTest::newRow("ui_tars scroll") << "{\"ui_tars\":\"scroll(start_box='(500,500)', direction='down')\"}"
+                                    << "scroll(160,100,dx=0,dy=5)";
+    QTest::newRow("ui_tars wait") << "{\"ui_tars\":\"wait()\"}"
+                                  << "wait(5000ms)";
+    QTest::newRow("ui_tars finished") << "{\"ui_tars\":\"finished(content='ok')\"}"
+                                      << "done()";
+    QTest::newRow("ui_tars call_user") << "{\"ui_tars\":\"call_user()\"}"
+                                       << "fail()";
+  }
+  void translatesEveryDialect() {
+    QFETCH(QString, arguments);
+    QFETCH(QString, canonical);
+    GrantOptions options;
+    options.policy = everyKind();
+    options.policy.limits.waitMs = 0; // nothing waits: the receipt is what is checked
+    Rig rig(options);
+    rig.service.setInputCaps([] { return InputCaps{true, true, true}; });
+    QVERIFY(rig.toReviewing());
+    const QJsonObject args = QJsonDocument::fromJson(arguments.toUtf8()).object();
+    QVERIFY(!args.isEmpty());
+    const auto receipt = rig.service.performAction(args);
+    if (canonical.startsWith(u"wait(")) {
+      // Beyond the grant's wait_seconds (0 here): refused, the translation named in the message.
+      QVERIFY(!receipt.ok());
+      QVERIFY2(receipt.failure().message.contains(u"seconds"), qPrintable(receipt.failure().message));
+      return;
+    }
+    QVERIFY2(receipt.ok(), receipt.ok() ? "" : qPrintable(receipt.failure().message));
+    QCOMPARE(receipt->action, canonical);
+    const QString dialect = args.constBegin().key();
+    QCOMPARE(receipt->dialect, dialect);
+    const QJsonObject body = receipt->body();
+    QCOMPARE(body.value(QStringLiteral("dialect")).toString(), dialect);
+    QVERIFY(body.value(QStringLiteral("original")).isObject());
+    QCOMPARE(body.value(QStringLiteral("action_spec")).toObject().value(QStringLiteral("type")).toString(),
+             canonical.section(u'(', 0, 0));
+  }
+
+  // No text in the evidence: its length and a keyed hash only (issue 25 point 1).
+  void typedTextNeverReachesTheEvidence() {
+    GrantOptions options;
+    options.policy = everyKind();
+    Rig rig(options);
+    rig.service.setInputCaps([] { return InputCaps{true, false, false}; });
+    QVERIFY(rig.toReviewing());
+    const QString secret = QStringLiteral("Secret-Typed-Text-9c4e");
+    const auto receipt = rig.service.performAction(QJsonObject{
+        {QStringLiteral("anthropic"),
+         QJsonObject{{QStringLiteral("action"), QStringLiteral("type")}, {QStringLiteral("text"), secret}}}});
+    QVERIFY(receipt.ok());
+    QCOMPARE(receipt->eventsSent, 2 * int(secret.size()));
+    const QJsonObject spec = receipt->body().value(QStringLiteral("action_spec")).toObject();
+    QCOMPARE(spec.value(QStringLiteral("text_chars")).toInt(), int(secret.size()));
+    QCOMPARE(spec.value(QStringLiteral("text_hmac")).toString().size(), 64);
+    QVERIFY(!spec.contains(QStringLiteral("text")));
+    QVERIFY(!rig.evidenceBytes().contains(secret.toUtf8()));
+    QVERIFY(!QJsonDocument(receipt->toJson()).toJson().contains(secret.toUtf8()));
+  }
+
+  // A send that fails half-way: nothing is retried, everything held is released, and the
+  // evidence says what (issue 25 point 5).
+  void releasesWhatAFailedSendLeftPressed() {
+    GrantOptions options;
+    options.policy = everyKind();
+    Rig rig(options);
+    int releases = 0;
+    rig.service.setReleaseHeld([&](QDeadlineTimer) -> Outcome<ActionService::Released> {
+      ++releases;
+      return ActionService::Released{2, 0};
+    });
+    QVERIFY(rig.toReviewing());
+    rig.sink.mode = RecordingSink::Mode::FailAt;
+    rig.sink.failAt = 2; // ctrl down, shift down, then the s fails
+    const auto receipt = rig.service.performAction(
+        obj("{\"action\":{\"type\":\"key_chord\",\"keys\":[\"ctrl\",\"shift\",\"s\"]}}"));
+    QVERIFY(receipt.ok());
+    QCOMPARE(receipt->result, Receipt::Result::Failed);
+    QCOMPARE(receipt->eventsSent, 2);
+    QCOMPARE(releases, 1);
+    const QJsonObject released = receipt->body().value(QStringLiteral("released")).toObject();
+    QCOMPARE(released.value(QStringLiteral("keys_released")).toInt(), 2);
+    QVERIFY(rig.evidenceBytes().contains("\"action_released\""));
+  }
+
+  // The receipt waits for the guest's confirmation, and says when it did not come.
+  void receiptCarriesTheGuestsConfirmation_data() {
+    QTest::addColumn<bool>("confirmed");
+    QTest::newRow("confirmed") << true;
+    QTest::newRow("unconfirmed") << false;
+  }
+  void receiptCarriesTheGuestsConfirmation() {
+    QFETCH(bool, confirmed);
+    Rig rig;
+    int asked = 0;
+    bool inAction = false;
+    rig.service.setConfirmGuest([&] {
+      ++asked;
+      inAction = rig.phases.phase() == Phase::Action; // after the sends, before the close
+      return ActionService::GuestConfirmation{confirmed, 12};
+    });
+    QVERIFY(rig.toReviewing());
+    const auto receipt = rig.service.performAction(obj("{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1}}"));
+    QVERIFY(receipt.ok());
+    QCOMPARE(asked, 1);
+    QVERIFY(inAction);
+    const QJsonObject body = receipt->body();
+    QCOMPARE(body.value(QStringLiteral("guest_confirmed")).toBool(), confirmed);
+    QCOMPARE(body.value(QStringLiteral("confirmation")).toString(),
+             confirmed ? QStringLiteral("guest_confirmed") : QStringLiteral("unconfirmed"));
+    QCOMPARE(body.value(QStringLiteral("guest_confirmed_at")).isString(), confirmed);
+    QCOMPARE(body.value(QStringLiteral("confirm_ms")).toInt(), 12);
   }
 
   void carriesInstructionLikeLabelsVerbatimAsData() {

@@ -121,6 +121,8 @@ QString ConsoleRig::writeGrant() {
   if (!spec.lockConfirmation.isEmpty())
     grant.insert(QStringLiteral("lock"),
                  QJsonObject{{QStringLiteral("confirmation"), spec.lockConfirmation}});
+  if (!spec.action.isEmpty())
+    grant.insert(QStringLiteral("action"), spec.action);
   grantPath = dir.filePath(QStringLiteral("grant.json"));
   QFile f(grantPath);
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))

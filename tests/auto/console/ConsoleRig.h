@@ -30,6 +30,8 @@ struct GrantSpec {
   QString sizeFrom = QString();
   QString keyboardLayout = QString();
   QString lockConfirmation = QString(); // lock.confirmation; empty leaves "lock" out
+  QJsonObject action =
+      QJsonObject(); // the grant's "action" block (issue 25: kinds, limits); empty leaves it out
 };
 
 class ConsoleRig {

@@ -513,6 +513,31 @@ private slots:
     QCOMPARE(Grant::Lock::confirmationName(g->lock.confirmation), expected);
   }
 
+  // Issue 25: the grant's kinds and limits become the policy, and its candidates obey it.
+  void readsTheActionPolicy() {
+    QByteArray bytes = with("action.kinds", QJsonArray{"click", "type_text", "drag"});
+    bytes = bytesOf(patched(QJsonDocument::fromJson(bytes).object(), {"action", "limits"},
+                            QJsonObject{{"text_chars", 12}, {"hold_seconds", 1.5}})
+                        .toObject());
+    bytes = bytesOf(patched(QJsonDocument::fromJson(bytes).object(), {"action", "candidates", "0", "action"},
+                            QJsonObject{{"type", "drag"},
+                                        {"path", QJsonArray{QJsonObject{{"x", 1}, {"y", 2}},
+                                                            QJsonObject{{"x", 3}, {"y", 4}}}}})
+                        .toObject());
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
+    QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+    QVERIFY(!g->actionPolicy.legacy);
+    QVERIFY(g->actionPolicy.allows(ActionSpec::Kind::TypeText));
+    QVERIFY(!g->actionPolicy.allows(ActionSpec::Kind::Scroll));
+    QCOMPARE(g->actionPolicy.limits.textChars, 12);
+    QCOMPARE(g->actionPolicy.limits.holdMs, 1500);
+    QCOMPARE(g->candidates[0].action.canonical(), QStringLiteral("drag(1,2->3,4)"));
+    // Without kinds: the original four, as before.
+    const Outcome<Grant> legacy = GrantLoader::parse(with("task_id", "t-2"), unsignedPolicy(), kNow);
+    QVERIFY(legacy.ok());
+    QVERIFY(legacy->actionPolicy.legacy);
+  }
+
   void acceptsTheUnpinnedOptOut() {
     QJsonObject o = baseGrant();
     QJsonObject rdp = o.value("rdp").toObject();
@@ -769,6 +794,24 @@ private slots:
         << with("action.candidates.0.action.keys", QJsonArray{"ctrl", "alt", "printscreen"})
         << "action.candidates[0].action.keys[2]";
     QTest::newRow("action empty object") << with("action", QJsonObject{}) << "action.candidates";
+    // action.kinds / limits / text_input (issue 25).
+    QTest::newRow("kinds not an array") << with("action.kinds", "click") << "action.kinds";
+    QTest::newRow("kinds empty") << with("action.kinds", QJsonArray{}) << "action.kinds";
+    QTest::newRow("kind unknown") << with("action.kinds", QJsonArray{"click", "macro"}) << "action.kinds[1]";
+    QTest::newRow("kind alias is not a kind")
+        << with("action.kinds", QJsonArray{"double_click"}) << "action.kinds[0]";
+    QTest::newRow("kind twice") << with("action.kinds", QJsonArray{"click", "click"}) << "action.kinds[1]";
+    QTest::newRow("limits unknown field")
+        << with("action.limits", QJsonObject{{"macros", 1}}) << "action.limits.macros";
+    QTest::newRow("text_chars beyond 4096")
+        << with("action.limits", QJsonObject{{"text_chars", 4097}}) << "action.limits.text_chars";
+    QTest::newRow("drag_points below 2")
+        << with("action.limits", QJsonObject{{"drag_points", 1}}) << "action.limits.drag_points";
+    QTest::newRow("hold_seconds beyond 30")
+        << with("action.limits", QJsonObject{{"hold_seconds", 31}}) << "action.limits.hold_seconds";
+    QTest::newRow("text_input unknown") << with("action.text_input", "clipboard") << "action.text_input";
+    QTest::newRow("candidate outside the kinds")
+        << with("action.kinds", QJsonArray{"key_chord"}) << "action.candidates[1].action.type";
     // rdp.desktop and rdp.keyboard_layout (issue 20.2).
     const auto desktop = [](QJsonObject d) { return with("rdp.desktop", d); };
     QTest::newRow("desktop not an object") << with("rdp.desktop", "1920x1080") << "rdp.desktop";

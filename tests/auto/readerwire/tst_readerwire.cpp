@@ -52,7 +52,9 @@ private slots:
     connected.residue.copiesByNeedle[2] = 5;
     connected.channels.staticRequested = {QStringLiteral("drdynvc")};
     connected.channels.refused.insert(QStringLiteral("AUDIO_INPUT"), 2);
+    connected.inputCaps = kInputCapUnicode | kInputCapExtendedMouse;
     const Connected c = roundTrip(connected);
+    QCOMPARE(c.inputCaps, kInputCapUnicode | kInputCapExtendedMouse);
     QCOMPARE(c.desktop, QSize(1024, 768));
     QCOMPARE(c.security, QStringLiteral("nla"));
     QVERIFY(c.trace.certificateAccepted);
@@ -79,6 +81,29 @@ private slots:
     QVERIFY(s.result.answered);
     QCOMPARE(s.result.confirmedBy, SyncConfirmation::RefreshRect);
     QCOMPARE(s.result.answerMs, 42);
+  }
+
+  // Issue 25: the action's Unicode code units and horizontal wheel reach the reader intact.
+  void actionInputSurvivesTheWire() {
+    Unicode unicode;
+    unicode.id = 9;
+    unicode.codeUnit = 0xD83D;
+    unicode.down = true;
+    const Outcome<ToReader> u = decodeToReader(encode(ToReader(unicode)));
+    QVERIFY(u.ok());
+    QCOMPARE(std::get<Unicode>(u.value()).codeUnit, quint16(0xD83D));
+    QVERIFY(std::get<Unicode>(u.value()).down);
+    Pointer pointer;
+    pointer.id = 10;
+    pointer.buttons = 0x10;
+    pointer.wheel = -120;
+    pointer.horizontal = true;
+    const Outcome<ToReader> p = decodeToReader(encode(ToReader(pointer)));
+    QVERIFY(p.ok());
+    QVERIFY(std::get<Pointer>(p.value()).horizontal);
+    QCOMPARE(std::get<Pointer>(p.value()).buttons, quint8(0x10));
+    // A truncated Unicode message is refused, not guessed.
+    QVERIFY(!decodeToReader(encode(ToReader(unicode)).chopped(1)).ok());
   }
 
   void theStartCarriesCredentialsIntoLockedMemory() {

@@ -223,11 +223,18 @@ describe('guest-console mcp (official SDK client, real console and test guest)',
       assert.equal(t.inputSchema.type, 'object', `${t.name} inputSchema`);
       assert.equal(t.outputSchema?.type, 'object', `${t.name} outputSchema`);
     }
-    assert.deepEqual(tools.find((t) => t.name === 'perform_action')!.inputSchema.required, ['action']);
+    // Exactly one of the canonical action or a dialect (issue 25).
+    const performSchema = tools.find((t) => t.name === 'perform_action')!.inputSchema as Record<string, unknown>;
+    assert.deepEqual(Object.keys(performSchema.properties as object), ['action', 'anthropic', 'openai', 'osworld', 'ui_tars']);
+    assert.equal(performSchema.maxProperties, 1);
 
     const status = await call(session, 'status');
     assert.equal(status.isError, false);
-    assert.deepEqual(status.structuredContent, {
+    const { action: accepts, ...statusRest } = status.structuredContent as Record<string, unknown>;
+    // A grant without action.kinds: the four original kinds (issue 25).
+    assert.deepEqual((accepts as { kinds: string[] }).kinds, ['click', 'double_click', 'right_click', 'key_chord']);
+    assert.deepEqual((accepts as { dialects: string[] }).dialects, ['anthropic', 'openai', 'osworld', 'ui_tars']);
+    assert.deepEqual(statusRest, {
       phase: 'SETUP',
       run: handle.runId,
       task: handle.taskId,
