@@ -333,6 +333,8 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
     return;
   }
   m_sessionStarted = true;
+  m_leaseOfFrame.clear(); // the pacing counts a new session's leases
+  m_presentedLease = 0;
   setState(State::Connecting);
 }
 
@@ -539,8 +541,13 @@ void RdpReader::onLeased(const wire::Leased& leased) {
 void RdpReader::handOutFrame() {
   DesktopFrames::Taken taken = m_frames.take();
   // A resize reached the console already (Resized, before any frame of the new size).
-  if (!taken.frame.isNull())
+  if (!taken.frame.isNull()) {
+    // The pacing's account: this frame holds every lease up to the last one absorbed.
+    m_leaseOfFrame.emplace_back(m_serial + 1, m_lastSerial);
+    if (m_leaseOfFrame.size() > kMaxUnpresented)
+      m_leaseOfFrame.pop_front();
     emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
+  }
 }
 
 Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline) {
@@ -655,6 +662,24 @@ void RdpReader::cancelGuestSync() {
   m_syncDone = nullptr;
   if (m_state == State::Connected)
     (void)sendToReader(wire::SyncCancel{});
+}
+
+void RdpReader::setPacing(PacingMode mode) {
+  // A reader that is gone is noticed by its exit watch, not here.
+  if (m_state == State::Connecting || m_state == State::Connected)
+    (void)sendToReader(wire::Pacing{mode});
+}
+
+void RdpReader::notePresented(quint64 upto) {
+  quint64 lease = 0;
+  while (!m_leaseOfFrame.empty() && m_leaseOfFrame.front().first <= upto) {
+    lease = m_leaseOfFrame.front().second;
+    m_leaseOfFrame.pop_front();
+  }
+  if (lease > m_presentedLease && m_state == State::Connected) {
+    m_presentedLease = lease;
+    (void)sendToReader(wire::Presented{lease});
+  }
 }
 
 RdpReader::Finish RdpReader::finishGracefully(std::chrono::milliseconds bound) {
