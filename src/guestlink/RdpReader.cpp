@@ -102,6 +102,9 @@ QString RdpReader::defaultProgram() {
 RdpReader::RdpReader(QObject* parent) : QObject(parent) {
   qRegisterMetaType<gc::FrameUpdate>();
   qRegisterMetaType<gc::Failure>();
+  m_unchangedTimer.setSingleShot(true);
+  m_unchangedTimer.setInterval(kUnchangedPresent);
+  connect(&m_unchangedTimer, &QTimer::timeout, this, &RdpReader::presentUnchangedNow);
   m_trim.setInterval(1000);
   connect(&m_trim, &QTimer::timeout, this, [this] { m_frames.trimIdle(); });
 }
@@ -335,6 +338,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
   m_sessionStarted = true;
   m_leaseOfFrame.clear(); // the pacing counts a new session's leases
   m_presentedLease = 0;
+  m_unchangedLease = 0;
   setState(State::Connecting);
 }
 
@@ -523,6 +527,7 @@ void RdpReader::onLeased(const wire::Leased& leased) {
   m_lastSerial = leased.serial;
   m_size = size;
   bool pending = false;
+  bool changed = leased.resized;
   if (leased.resized)
     pending = m_frames.resize(size);
   if (!rects.isEmpty()) {
@@ -530,12 +535,35 @@ void RdpReader::onLeased(const wire::Leased& leased) {
         m_frames.absorb(m_desktop.constBytes(), qsizetype(size.width()) * 4, size,
                         std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
     pending = pending || absorbed.firstPending;
+    changed = changed || absorbed.changed;
   }
   m_leaseOutstanding = false;
   if (!sendToReader(wire::Return{leased.serial}).ok())
     return breach(QStringLiteral("cannot return the lease"));
+  if (!changed)
+    presentUnchanged(leased.serial);
   if (pending)
     handOutFrame();
+}
+
+// A lease that changed no pixel (a server resending a static screen) has nothing to show:
+// it is presented with the newest frame handed out, or, when that one was presented, after
+// kUnchangedPresent (coalesced), so a static screen is not re-sent as fast as the guest can.
+void RdpReader::presentUnchanged(quint64 lease) {
+  if (!m_leaseOfFrame.empty()) {
+    m_leaseOfFrame.back().second = lease;
+    return;
+  }
+  m_unchangedLease = std::max(m_unchangedLease, lease);
+  if (!m_unchangedTimer.isActive())
+    m_unchangedTimer.start();
+}
+
+void RdpReader::presentUnchangedNow() {
+  if (m_unchangedLease > m_presentedLease && m_leaseOfFrame.empty() && m_state == State::Connected) {
+    m_presentedLease = m_unchangedLease;
+    (void)sendToReader(wire::Presented{m_presentedLease});
+  }
 }
 
 void RdpReader::handOutFrame() {
@@ -779,6 +807,7 @@ void RdpReader::kill(bool graceful) {
     m_pidfd = -1;
   }
   m_trim.stop();
+  m_unchangedTimer.stop();
   m_frames.wipe();
   m_desktop.wipe(); // guest pixels
 }

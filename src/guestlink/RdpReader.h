@@ -153,6 +153,8 @@ private:
   void breach(const QString& why);
   void onLeased(const wire::Leased& leased);
   void handOutFrame();
+  void presentUnchanged(quint64 lease); // pacing
+  void presentUnchangedNow();
   void kill(bool graceful);
   void reap(bool wait);
   Outcome<int> connectGuest(const QString& host, quint16 port, int timeoutMs) const;
@@ -181,6 +183,9 @@ private:
   static constexpr std::size_t kMaxUnpresented = 64;
   std::deque<std::pair<quint64, quint64>> m_leaseOfFrame;
   quint64 m_presentedLease = 0;
+  static constexpr std::chrono::milliseconds kUnchangedPresent{100};
+  quint64 m_unchangedLease = 0; // the newest lease that changed nothing, not yet presented
+  QTimer m_unchangedTimer;
 
   SyncDone m_syncDone;
   bool m_ultimatumSent = false;
