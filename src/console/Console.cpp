@@ -685,14 +685,14 @@ void Console::requestLock(const QString& by) {
 }
 
 // Issue 27: the guest's frames are acknowledged no faster than the panel presents them, at a
-// bounded rate with no panel, and at once for the lock's guest sync and the capture.
+// bounded rate with no panel, and at once from the lock's guest sync to the capture (output
+// is not suppressed between them: the capture shows the latest frame).
 void Console::updatePacing() {
   if (!m_rdp || !m_connected)
     return;
   const Phase phase = m_phases.phase();
-  m_rdp->setPacing(phase == Phase::Locking || phase == Phase::Capturing ? PacingMode::Unpaced
-                   : m_panelReady                                       ? PacingMode::Panel
-                                                                        : PacingMode::NoPanel);
+  const bool unpaced = phase == Phase::Locking || phase == Phase::ReadOnly || phase == Phase::Capturing;
+  m_rdp->setPacing(unpaced ? PacingMode::Unpaced : m_panelReady ? PacingMode::Panel : PacingMode::NoPanel);
 }
 
 void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {
