@@ -15,8 +15,8 @@ bool FramePacer::allowed(Clock::time_point now) const {
   return true;
 }
 
-bool FramePacer::ackNow(Clock::time_point now) {
-  if (!allowed(now))
+bool FramePacer::ackNow(Clock::time_point now, std::size_t deferred) {
+  if (!allowed(now) && deferred + 1 < m_timing.maxHeld)
     return false;
   m_lastRelease = now;
   return true;

@@ -10,7 +10,8 @@
 //   yet presented by the panel are at most `maxInFlight`; the console's "presented" releases
 //   what was held. A panel that presents nothing for `hold` gets a release anyway.
 // In every mode a held acknowledgement is released within max(interval, hold): the session's
-// poll loop asks releaseDue() between events, so a guest never stalls for good.
+// poll loop asks releaseDue() between events, so a guest never stalls for good; and never
+// more than `maxHeld` are held.
 //
 // Pure logic, no clock of its own (times are passed in) and no lock: the owner (RdpSession)
 // calls it under its I/O mutex.
@@ -31,6 +32,11 @@ public:
     std::chrono::milliseconds interval{500}; // NoPanel: at most 2 releases a second
     std::chrono::milliseconds hold{1000}; // Panel: the longest a panel that presents nothing holds the guest
     std::uint64_t maxInFlight = 2;        // Panel: frames handed and not yet presented
+    // Never more held than this: a server that does not slow down for missing acknowledgements
+    // (freerdp-shadow-cli3 keeps its capture rate) would otherwise reach the RDPGFX front's
+    // frames-in-flight bound (front::Limits::maxFramesInFlight) and be refused. The session
+    // sets it to half that bound.
+    std::size_t maxHeld = 8;
   };
 
   FramePacer() = default;
@@ -48,8 +54,9 @@ public:
   std::uint64_t presented() const { return m_presented; }
   std::uint64_t inFlight() const { return m_handed > m_presented ? m_handed - m_presented : 0; }
 
-  // A frame ended: acknowledge it (and everything held) now? True also records the release.
-  bool ackNow(Clock::time_point now);
+  // A frame ended with `deferred` acknowledgements already held: acknowledge it (and
+  // everything held) now? True also records the release.
+  bool ackNow(Clock::time_point now, std::size_t deferred);
   // `deferred` acknowledgements are held: are they to go out now? (Then call noteReleased.)
   bool releaseDue(Clock::time_point now, std::size_t deferred) const;
   void noteReleased(Clock::time_point now) { m_lastRelease = now; }

@@ -169,9 +169,16 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
       [this] { desktopFrameEnded(); });
   // Each EndFrame asks the pacing (worker, under m_ioMutex: drdynvc runs inside the event
   // processing); what it holds goes out from releaseDueAcknowledgements().
+  {
+    std::lock_guard io(m_ioMutex);
+    FramePacer::Timing timing = m_pacer.timing();
+    timing.maxHeld = std::max<std::size_t>(1, FrontGuard::limitsFor(m_config).maxFramesInFlight / 2);
+    m_pacer.setTiming(timing);
+  }
   m_gfx->gfxChannel()->client().setPacing([this](uint32_t) {
     m_pacer.noteHanded(m_handed);
-    return m_pacer.ackNow(std::chrono::steady_clock::now());
+    return m_pacer.ackNow(std::chrono::steady_clock::now(),
+                          m_gfx->gfxChannel()->client().deferredAcknowledgements());
   });
 
   WLogRouter::install();

@@ -14,7 +14,7 @@ namespace {
 const Clock::time_point t0 = Clock::time_point{} + 3600s;
 
 FramePacer pacer(PacingMode mode) {
-  FramePacer p({500ms, 1000ms, 2});
+  FramePacer p({500ms, 1000ms, 2, 8});
   p.setMode(mode);
   return p;
 }
@@ -28,44 +28,60 @@ private slots:
     FramePacer p = pacer(PacingMode::Unpaced);
     p.noteHanded(50); // however far behind a panel is
     for (int i = 0; i < 10; ++i)
-      QVERIFY(p.ackNow(t0 + i * 1ms));
+      QVERIFY(p.ackNow(t0 + i * 1ms, 0));
     QVERIFY(p.releaseDue(t0, 3));
   }
 
   void withNoPanelAcknowledgesAtMostOncePerInterval() {
     FramePacer p = pacer(PacingMode::NoPanel);
-    QVERIFY(p.ackNow(t0)); // the first frame after a quiet spell
-    QVERIFY(!p.ackNow(t0 + 1ms));
-    QVERIFY(!p.ackNow(t0 + 499ms));
+    QVERIFY(p.ackNow(t0, 0)); // the first frame after a quiet spell
+    QVERIFY(!p.ackNow(t0 + 1ms, 0));
+    QVERIFY(!p.ackNow(t0 + 499ms, 0));
     QVERIFY(!p.releaseDue(t0 + 499ms, 2));
     QVERIFY(p.releaseDue(t0 + 500ms, 2));
     p.noteReleased(t0 + 500ms);
-    QVERIFY(!p.ackNow(t0 + 700ms));
+    QVERIFY(!p.ackNow(t0 + 700ms, 0));
     QVERIFY(!p.releaseDue(t0 + 999ms, 1));
-    QVERIFY(p.ackNow(t0 + 1000ms));
+    QVERIFY(p.ackNow(t0 + 1000ms, 0));
   }
 
   void withAPanelAcknowledgesWhileAtMostTwoFramesAwaitPresentation() {
     FramePacer p = pacer(PacingMode::Panel);
     p.noteHanded(2);
-    QVERIFY(p.ackNow(t0));
+    QVERIFY(p.ackNow(t0, 0));
     p.noteHanded(3); // three handed, none presented
     QCOMPARE(p.inFlight(), 3u);
-    QVERIFY(!p.ackNow(t0 + 1ms));
+    QVERIFY(!p.ackNow(t0 + 1ms, 0));
     QVERIFY(!p.releaseDue(t0 + 2ms, 1));
     p.notePresented(1); // the panel showed the first: two await it
     QVERIFY(p.releaseDue(t0 + 3ms, 1));
-    QVERIFY(p.ackNow(t0 + 3ms));
+    QVERIFY(p.ackNow(t0 + 3ms, 0));
   }
 
   void aPanelThatPresentsNothingIsReleasedAfterTheHold() {
     FramePacer p = pacer(PacingMode::Panel);
     p.noteHanded(10);
-    QVERIFY(p.ackNow(t0 - 2000ms)); // held since the last release, long ago
+    QVERIFY(p.ackNow(t0 - 2000ms, 0)); // held since the last release, long ago
     p.noteReleased(t0);
-    QVERIFY(!p.ackNow(t0 + 999ms));
+    QVERIFY(!p.ackNow(t0 + 999ms, 0));
     QVERIFY(!p.releaseDue(t0 + 999ms, 4));
     QVERIFY(p.releaseDue(t0 + 1000ms, 4));
+  }
+
+  void neverHoldsMoreThanTheBound_data() {
+    QTest::addColumn<int>("mode");
+    QTest::newRow("no panel") << int(PacingMode::NoPanel);
+    QTest::newRow("panel") << int(PacingMode::Panel);
+  }
+  void neverHoldsMoreThanTheBound() {
+    // A server that keeps sending whatever is acknowledged: the 8th frame goes with the 7 held.
+    QFETCH(int, mode);
+    FramePacer p = pacer(PacingMode(mode));
+    p.noteHanded(1000);
+    p.noteReleased(t0);
+    for (std::size_t held = 0; held < 7; ++held)
+      QVERIFY(!p.ackNow(t0 + 1ms, held));
+    QVERIFY(p.ackNow(t0 + 1ms, 7));
   }
 
   void nothingHeldIsNeverDue() {
@@ -83,7 +99,7 @@ private slots:
     FramePacer p = pacer(PacingMode(mode));
     p.noteHanded(1000); // a panel that never presents
     p.noteReleased(t0);
-    QVERIFY(!p.ackNow(t0 + 1ms));
+    QVERIFY(!p.ackNow(t0 + 1ms, 0));
     const auto bound = std::max(p.timing().interval, p.timing().hold);
     QVERIFY(p.releaseDue(t0 + bound, 1));
   }
@@ -101,7 +117,7 @@ private slots:
 
   void theModeChangesWhatIsDue() {
     FramePacer p = pacer(PacingMode::NoPanel);
-    QVERIFY(p.ackNow(t0));
+    QVERIFY(p.ackNow(t0, 0));
     QVERIFY(!p.releaseDue(t0 + 10ms, 3));
     p.setMode(PacingMode::Unpaced); // the lock: everything held goes at once
     QVERIFY(p.releaseDue(t0 + 10ms, 3));
