@@ -121,9 +121,12 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
                        {QStringLiteral("upto"), qint64(upto)},
                        {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())}});
   });
-  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32) {
+  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32 frameId) {
     if (m_panel)
       m_panel->sendBinary(packet);
+    m_packetSerials.emplace_back(frameId, m_frameSerial); // its ack releases the guest's acks
+    if (m_packetSerials.size() > 64)
+      m_packetSerials.pop_front();
   });
   if (m_control) {
     connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
@@ -267,8 +270,10 @@ Status Console::open() {
   connect(m_rdp.get(), &RdpReader::connected, this, &Console::onRdpConnected);
   connect(m_rdp.get(), &RdpReader::failed, this, &Console::onRdpFailed);
   connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
-  connect(m_rdp.get(), &RdpReader::frameUpdated, this,
-          [this](const FrameUpdate& update) { onFrame(update.frame, update.dirty); });
+  connect(m_rdp.get(), &RdpReader::frameUpdated, this, [this](const FrameUpdate& update) {
+    m_frameSerial = update.serial; // the pacing's account (issue 27)
+    onFrame(update.frame, update.dirty);
+  });
   connect(m_rdp.get(), &RdpReader::desktopResized, this, &Console::onRdpDesktopResized);
 
   // The pin is checked before any credential is asked for (by the reader: the probe reads
@@ -345,8 +350,14 @@ Status Console::open() {
   connect(m_panel.get(), &PanelServer::pointerReceived, this,
           [this](const panel::Pointer& p) { onPanelPointer(p.seq, p.x, p.y, p.buttons, p.wheel); });
   connect(m_panel.get(), &PanelServer::frameAcked, this, [this](quint32 frame) {
-    if (!m_phases.closeIfExpired())
-      m_pipeline.acknowledge(frame);
+    if (m_phases.closeIfExpired())
+      return;
+    m_pipeline.acknowledge(frame);
+    quint64 presented = 0; // the newest guest frame the panel has now shown
+    for (; !m_packetSerials.empty() && m_packetSerials.front().first <= frame; m_packetSerials.pop_front())
+      presented = m_packetSerials.front().second;
+    if (presented && m_rdp)
+      m_rdp->notePresented(presented);
   });
   connect(m_panel.get(), &PanelServer::frameRefreshRequested, this, [this](quint32) {
     if (m_phases.closeIfExpired())
@@ -612,6 +623,7 @@ void Console::onRdpConnected(QSize desktop) {
   m_desktop = desktop;
   m_sink.setSession(m_rdp.get());
   m_gate.setDesktopSize(desktop);
+  updatePacing();
   record(QStringLiteral("connected"),
          QJsonObject{{QStringLiteral("width"), desktop.width()},
                      {QStringLiteral("height"), desktop.height()},
@@ -634,6 +646,7 @@ void Console::onFrame(const QImage& frame, const QList<QRect>& dirty) {
 
 void Console::onPanelAuthorized(const QString& clientKind, const QString& clientVersion) {
   m_panelReady = true;
+  updatePacing();
   record(QStringLiteral("panel"), QJsonObject{{QStringLiteral("client_kind"), clientKind.left(64)},
                                               {QStringLiteral("client_version"), clientVersion.left(64)}});
   sendWelcome();
@@ -653,6 +666,7 @@ void Console::refreshPanel() {
   // Unacked frames are forgotten (the stream cannot stall on them) and the next packet is
   // the whole desktop.
   m_pipeline.reset();
+  m_packetSerials.clear();
   if (!m_frame.isNull())
     m_pipeline.submit(m_frame, {m_frame.rect()});
 }
@@ -699,7 +713,19 @@ void Console::requestLock(const QString& by) {
   }
 }
 
+// Issue 27: the guest's frames are acknowledged no faster than the panel presents them, at a
+// bounded rate with no panel, and at once from the lock's guest sync to the capture (output
+// is not suppressed between them: the capture shows the latest frame).
+void Console::updatePacing() {
+  if (!m_rdp || !m_connected)
+    return;
+  const Phase phase = m_phases.phase();
+  const bool unpaced = phase == Phase::Locking || phase == Phase::ReadOnly || phase == Phase::Capturing;
+  m_rdp->setPacing(unpaced ? PacingMode::Unpaced : m_panelReady ? PacingMode::Panel : PacingMode::NoPanel);
+}
+
 void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {
+  updatePacing();
   if (to == Phase::Locking) // whoever asked (panel, control channel, MCP host): the gate just closed
     record(QStringLiteral("lock_requested"), QJsonObject{{QStringLiteral("reason"), reason},
                                                          {QStringLiteral("queued"), m_gate.queued()},

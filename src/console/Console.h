@@ -32,6 +32,7 @@
 #include <QObject>
 #include <QTimer>
 
+#include <deque>
 #include <memory>
 #include <optional>
 
@@ -115,6 +116,7 @@ private:
   Status acceptGuestSync(const Outcome<SyncResult>& sync);
   void recordGuestSync(const Outcome<SyncResult>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
+  void updatePacing(); // the reader's frame pacing for the phase and the panel (issue 27)
   void teardown();
   // RDP_LOST: was it the VM? (The connection drops before libvirt's lifecycle event when a
   // domain is destroyed.) Waits at most kVmVerdictWindow, then finishes the teardown.
@@ -154,6 +156,9 @@ private:
   bool m_awaitingCredentials = false;
   bool m_connected = false;
   bool m_panelReady = false;
+  // Pacing (issue 27): the newest FrameUpdate serial, and which one each panel packet showed.
+  quint64 m_frameSerial = 0;
+  std::deque<std::pair<quint32, quint64>> m_packetSerials;
   quint64 m_panelRefreshes = 0; // frame_refresh requests: the panel could not paint a frame
   bool m_tornDown = false;
   bool m_verdictDone = false;

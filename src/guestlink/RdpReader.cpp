@@ -102,6 +102,9 @@ QString RdpReader::defaultProgram() {
 RdpReader::RdpReader(QObject* parent) : QObject(parent) {
   qRegisterMetaType<gc::FrameUpdate>();
   qRegisterMetaType<gc::Failure>();
+  m_unchangedTimer.setSingleShot(true);
+  m_unchangedTimer.setInterval(kUnchangedPresent);
+  connect(&m_unchangedTimer, &QTimer::timeout, this, &RdpReader::presentUnchangedNow);
   m_trim.setInterval(1000);
   connect(&m_trim, &QTimer::timeout, this, [this] { m_frames.trimIdle(); });
 }
@@ -333,6 +336,9 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
     return;
   }
   m_sessionStarted = true;
+  m_leaseOfFrame.clear(); // the pacing counts a new session's leases
+  m_presentedLease = 0;
+  m_unchangedLease = 0;
   setState(State::Connecting);
 }
 
@@ -525,6 +531,7 @@ void RdpReader::onLeased(const wire::Leased& leased) {
   m_lastSerial = leased.serial;
   m_size = size;
   bool pending = false;
+  bool changed = leased.resized;
   if (leased.resized)
     pending = m_frames.resize(size);
   if (!rects.isEmpty()) {
@@ -532,19 +539,47 @@ void RdpReader::onLeased(const wire::Leased& leased) {
         m_frames.absorb(m_desktop.constBytes(), qsizetype(size.width()) * 4, size,
                         std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
     pending = pending || absorbed.firstPending;
+    changed = changed || absorbed.changed;
   }
   m_leaseOutstanding = false;
   if (!sendToReader(wire::Return{leased.serial}).ok())
     return breach(QStringLiteral("cannot return the lease"));
+  if (!changed)
+    presentUnchanged(leased.serial);
   if (pending)
     handOutFrame();
+}
+
+// A lease that changed no pixel (a server resending a static screen) has nothing to show:
+// it is presented with the newest frame handed out, or, when that one was presented, after
+// kUnchangedPresent (coalesced), so a static screen is not re-sent as fast as the guest can.
+void RdpReader::presentUnchanged(quint64 lease) {
+  if (!m_leaseOfFrame.empty()) {
+    m_leaseOfFrame.back().second = lease;
+    return;
+  }
+  m_unchangedLease = std::max(m_unchangedLease, lease);
+  if (!m_unchangedTimer.isActive())
+    m_unchangedTimer.start();
+}
+
+void RdpReader::presentUnchangedNow() {
+  if (m_unchangedLease > m_presentedLease && m_leaseOfFrame.empty() && m_state == State::Connected) {
+    m_presentedLease = m_unchangedLease;
+    (void)sendToReader(wire::Presented{m_presentedLease});
+  }
 }
 
 void RdpReader::handOutFrame() {
   DesktopFrames::Taken taken = m_frames.take();
   // A resize reached the console already (Resized, before any frame of the new size).
-  if (!taken.frame.isNull())
+  if (!taken.frame.isNull()) {
+    // The pacing's account: this frame holds every lease up to the last one absorbed.
+    m_leaseOfFrame.emplace_back(m_serial + 1, m_lastSerial);
+    if (m_leaseOfFrame.size() > kMaxUnpresented)
+      m_leaseOfFrame.pop_front();
     emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
+  }
 }
 
 Status RdpReader::awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written) {
@@ -667,6 +702,24 @@ void RdpReader::cancelGuestSync() {
     (void)sendToReader(wire::SyncCancel{});
 }
 
+void RdpReader::setPacing(PacingMode mode) {
+  // A reader that is gone is noticed by its exit watch, not here.
+  if (m_state == State::Connecting || m_state == State::Connected)
+    (void)sendToReader(wire::Pacing{mode});
+}
+
+void RdpReader::notePresented(quint64 upto) {
+  quint64 lease = 0;
+  while (!m_leaseOfFrame.empty() && m_leaseOfFrame.front().first <= upto) {
+    lease = m_leaseOfFrame.front().second;
+    m_leaseOfFrame.pop_front();
+  }
+  if (lease > m_presentedLease && m_state == State::Connected) {
+    m_presentedLease = lease;
+    (void)sendToReader(wire::Presented{lease});
+  }
+}
+
 RdpReader::Finish RdpReader::finishGracefully(std::chrono::milliseconds bound) {
   if (m_state != State::Connected)
     return {};
@@ -764,6 +817,7 @@ void RdpReader::kill(bool graceful) {
     m_pidfd = -1;
   }
   m_trim.stop();
+  m_unchangedTimer.stop();
   m_frames.wipe();
   m_desktop.wipe(); // guest pixels
 }

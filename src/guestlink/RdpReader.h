@@ -100,6 +100,12 @@ public:
   void startGuestSync(SyncTiming timing, SyncDone done);
   void cancelGuestSync();
 
+  // Frame pacing in the reader (rdp/FramePacer.h, issue 27): the mode, and "the panel
+  // presented every frame up to FrameUpdate::serial `upto`" (the reader hears the lease
+  // that frame held). Fire and forget.
+  void setPacing(PacingMode mode);
+  void notePresented(quint64 upto);
+
   State state() const { return m_state; }
   bool ultimatumSent() const { return m_ultimatumSent; }
   QString securityProtocol() const { return m_security; }
@@ -154,6 +160,8 @@ private:
   void breach(const QString& why);
   void onLeased(const wire::Leased& leased);
   void handOutFrame();
+  void presentUnchanged(quint64 lease); // pacing
+  void presentUnchangedNow();
   void kill(bool graceful);
   void reap(bool wait);
   Outcome<int> connectGuest(const QString& host, quint16 port, int timeoutMs) const;
@@ -177,6 +185,14 @@ private:
   DesktopFrames m_frames;
   QTimer m_trim;
   quint64 m_serial = 0;
+
+  // Pacing: FrameUpdate serial -> the last lease it holds, for frames not yet presented.
+  static constexpr std::size_t kMaxUnpresented = 64;
+  std::deque<std::pair<quint64, quint64>> m_leaseOfFrame;
+  quint64 m_presentedLease = 0;
+  static constexpr std::chrono::milliseconds kUnchangedPresent{100};
+  quint64 m_unchangedLease = 0; // the newest lease that changed nothing, not yet presented
+  QTimer m_unchangedTimer;
 
   SyncDone m_syncDone;
   bool m_ultimatumSent = false;

@@ -37,6 +37,18 @@ QString syncConfirmationName(SyncConfirmation c) {
   return c == SyncConfirmation::RefreshRect ? QStringLiteral("refresh_rect") : QStringLiteral("settle_only");
 }
 
+QString pacingModeName(PacingMode mode) {
+  switch (mode) {
+  case PacingMode::Unpaced:
+    return QStringLiteral("unpaced");
+  case PacingMode::NoPanel:
+    return QStringLiteral("no_panel");
+  case PacingMode::Panel:
+    return QStringLiteral("panel");
+  }
+  return QStringLiteral("unknown");
+}
+
 int ChannelSnapshot::refusedTotal() const {
   int total = refusedOverflow;
   for (int n : refused)

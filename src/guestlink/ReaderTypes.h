@@ -76,6 +76,12 @@ struct ConnectTrace {
   bool socketConnected = false; // the TCP connection to the guest was established
 };
 
+// How the reader paces the guest's frames (rdp/FramePacer.h, issue 27): Unpaced (every
+// frame acknowledged at once), NoPanel (nobody looks: a bounded rate, Suppress Output),
+// Panel (no faster than the panel presents).
+enum class PacingMode : quint8 { Unpaced = 0, NoPanel = 1, Panel = 2 };
+QString pacingModeName(PacingMode mode); // "unpaced", "no_panel", "panel"
+
 // The lock's guest sync (rdp/GuestSync.h): its timing, and what happened.
 struct SyncTiming {
   std::chrono::milliseconds deadline{5000};   // for the whole sync

@@ -79,6 +79,7 @@ private:
     one(name);
   }
   void one(SyncConfirmation& v) { integer<quint8>(v == SyncConfirmation::RefreshRect ? 1 : 0); }
+  void one(PacingMode& v) { integer<quint8>(quint8(v)); }
   void raw(QByteArrayView bytes) {
     integer<quint32>(quint32(bytes.size()));
     m_out.append(bytes.data(), bytes.size());
@@ -134,6 +135,7 @@ private:
   void one(std::chrono::milliseconds&) { bytes += 4; }
   void one(Refusal& v) { bytes += 4 + refusalName(v).toUtf8().size(); }
   void one(SyncConfirmation&) { bytes += 1; }
+  void one(PacingMode&) { bytes += 1; }
   void one(QString& v) { bytes += 4 + v.toUtf8().size(); }
   void one(QByteArray& v) { bytes += 4 + v.size(); }
   void one(SecureBuffer& v) { bytes += 4 + qsizetype(v.size()); }
@@ -243,6 +245,12 @@ private:
     if (integer(b) && b > 1)
       fail(QStringLiteral("an unknown confirmation"));
     v = b == 1 ? SyncConfirmation::RefreshRect : SyncConfirmation::SettleOnly;
+  }
+  void one(PacingMode& v) {
+    quint8 b = 0;
+    if (integer(b) && b > quint8(PacingMode::Panel))
+      fail(QStringLiteral("an unknown pacing mode"));
+    v = b <= quint8(PacingMode::Panel) ? PacingMode(b) : PacingMode::Unpaced;
   }
   void one(QString& v) {
     const QByteArrayView bytes = run(kMaxString);
@@ -412,6 +420,10 @@ QString typeName(Type type) {
     return QStringLiteral("self_test");
   case Type::Unicode:
     return QStringLiteral("unicode");
+  case Type::Pacing:
+    return QStringLiteral("pacing");
+  case Type::Presented:
+    return QStringLiteral("presented");
   case Type::SelfTestDone:
     return QStringLiteral("self_test_done");
   case Type::Ready:

@@ -62,6 +62,9 @@ enum class Type : quint16 {
   Abort,
   SelfTest, // test builds only
   Unicode,
+  // console → reader: frame pacing (issue 27), numbered apart from the others
+  Pacing = 40,
+  Presented,
   // reader → console
   Ready = 100,
   ProbeDone,
@@ -156,6 +159,21 @@ struct Finish {
 struct Abort {
   static constexpr Type kType = Type::Abort;
   template <typename F> void fields(F&) {}
+};
+
+// How the reader paces the guest's frames from now on (rdp/FramePacer.h): the console sends
+// it at connect, when the panel is authorized, and around the lock and the capture.
+struct Pacing {
+  static constexpr Type kType = Type::Pacing;
+  PacingMode mode = PacingMode::Unpaced;
+  template <typename F> void fields(F& f) { f(mode); }
+};
+// The panel presented every frame up to the lease `upto` (Leased.serial): the frame
+// acknowledgements held for it may go to the guest.
+struct Presented {
+  static constexpr Type kType = Type::Presented;
+  quint64 upto = 0;
+  template <typename F> void fields(F& f) { f(upto); }
 };
 
 // Test builds only (GC_TEST_HOOKS): the reader reports what its sandbox lets it do, or
@@ -271,7 +289,7 @@ struct SelfTestDone {
 };
 
 using ToReader = std::variant<Probe, Start, Key, Pointer, ReleaseHeld, SyncStart, SyncCancel, Lease, Return,
-                              Finish, Abort, SelfTest, Unicode>;
+                              Finish, Abort, SelfTest, Unicode, Pacing, Presented>;
 using FromReader = std::variant<Ready, ProbeDone, Connected, Failed, Lost, FrameReady, Leased, Resized,
                                 InputDone, Released, SyncDone, Finished, Closed, SelfTestDone>;
 

@@ -7,6 +7,7 @@
 #include "rdp/SessionSetup.h"
 #include "rdp/WLogRouter.h"
 #include "rdp/front/Limits.h"
+#include "rdp/gfx/GfxChannel.h"
 
 #include <QFile>
 #include <QMetaObject>
@@ -197,6 +198,19 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
   m_gfx->prepare(
       FrontGuard::limitsFor(m_config), *m_surface, [this] { desktopFrameBegan(); },
       [this] { desktopFrameEnded(); });
+  // Each EndFrame asks the pacing (worker, under m_ioMutex: drdynvc runs inside the event
+  // processing); what it holds goes out from releaseDueAcknowledgements().
+  {
+    std::lock_guard io(m_ioMutex);
+    FramePacer::Timing timing = m_pacer.timing();
+    timing.maxHeld = std::max<std::size_t>(1, FrontGuard::limitsFor(m_config).maxFramesInFlight / 2);
+    m_pacer.setTiming(timing);
+  }
+  m_gfx->gfxChannel()->client().setPacing([this](uint32_t) {
+    m_pacer.noteHanded(m_handed);
+    return m_pacer.ackNow(std::chrono::steady_clock::now(),
+                          m_gfx->gfxChannel()->client().deferredAcknowledgements());
+  });
 
   WLogRouter::install();
 
@@ -266,6 +280,10 @@ void RdpSession::run() {
   m_selectedProtocol = freerdp_settings_get_uint32(m_context->settings, FreeRDP_SelectedProtocol);
   m_inputCaps = serverInputCaps(m_context->settings);
   setState(State::Connected);
+  {
+    std::lock_guard io(m_ioMutex);
+    applySuppressOutput(); // a mode set while connecting
+  }
   postToMain([this, desktop] { emit connected(desktop); });
 
   QString reason;
@@ -300,6 +318,8 @@ void RdpSession::run() {
       m_readyPosted = true;
       postToMain([this] { emit frameReady(); });
     }
+    // Held frame acknowledgements whose time has come (the poll wakes at least every 100 ms).
+    releaseDueAcknowledgements();
   }
 
   setState(State::Finished);
@@ -343,6 +363,7 @@ bool RdpSession::serveLease() {
   m_leaseHeld = true;
   m_readyPosted = false;
   const quint64 serial = ++m_leaseSerial;
+  m_handed = serial; // the pacing counts the frames handed to the console
   DesktopSurface::Changes changes = m_surface->takeChanges();
   lock.unlock();
   postToMain([this, serial, changes = std::move(changes)] { emit leased(serial, changes); });
@@ -367,6 +388,75 @@ void RdpSession::returnLease() {
     m_leaseHeld = false;
   }
   m_leaseCv.notify_all();
+}
+
+void RdpSession::setPacingTiming(FramePacer::Timing timing) {
+  std::lock_guard io(m_ioMutex);
+  m_pacer.setTiming(timing);
+}
+
+void RdpSession::setPacing(PacingMode mode) {
+  std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+  std::lock_guard io(m_ioMutex);
+  if (m_pacer.mode() != mode)
+    qCInfo(lcRdp).noquote() << "frame pacing:" << pacingModeName(mode);
+  m_pacer.setMode(mode);
+  applySuppressOutput();
+  releaseDueAcknowledgements();
+}
+
+void RdpSession::notePresented(quint64 upto) {
+  std::lock_guard lifecycle(m_lifecycleMutex);
+  std::lock_guard io(m_ioMutex);
+  m_pacer.notePresented(std::min<quint64>(upto, m_handed)); // nothing beyond what was handed
+  releaseDueAcknowledgements();
+}
+
+RdpSession::PacingState RdpSession::pacing() const {
+  std::lock_guard io(m_ioMutex);
+  PacingState p;
+  p.mode = m_pacer.mode();
+  p.handed = m_handed;
+  p.presented = m_pacer.presented();
+  p.outputSuppressed = m_outputSuppressed;
+  if (gfx::GfxChannel* channel = m_gfx->gfxChannel()) {
+    p.deferred = channel->client().deferredAcknowledgements();
+    p.acknowledged = channel->client().acknowledgementsSent();
+  }
+  return p;
+}
+
+void RdpSession::releaseDueAcknowledgements() {
+  gfx::GfxChannel* channel = m_gfx->gfxChannel();
+  if (!channel || m_state != State::Connected || !m_context || m_aborting)
+    return;
+  gfx::GfxClient& client = channel->client();
+  m_pacer.noteHanded(m_handed);
+  const auto now = std::chrono::steady_clock::now();
+  if (!m_pacer.releaseDue(now, client.deferredAcknowledgements()))
+    return;
+  client.acknowledgeDeferred();
+  m_pacer.noteReleased(now);
+}
+
+void RdpSession::applySuppressOutput() {
+  if (m_state != State::Connected || !m_context || !m_context->update || m_aborting || m_halfClosed)
+    return;
+  const bool suppress = m_pacer.mode() == PacingMode::NoPanel;
+  if (suppress == m_outputSuppressed)
+    return;
+  // The server's General Capability Set said whether it takes the PDU (MS-RDPBCGR 2.2.7.1.1).
+  if (!freerdp_settings_get_bool(m_context->settings, FreeRDP_SuppressOutput))
+    return;
+  const QSize size = m_surface->size();
+  // TS_SUPPRESS_OUTPUT_PDU (MS-RDPBCGR 2.2.11.3.1): allow = true names the desktop to send
+  // again (TS_RECTANGLE16, right and bottom inclusive).
+  const RECTANGLE_16 area{0, 0, UINT16(std::max(size.width(), 1) - 1),
+                          UINT16(std::max(size.height(), 1) - 1)};
+  if (m_context->update->SuppressOutput(m_context, suppress ? 0 : 1, suppress ? nullptr : &area))
+    m_outputSuppressed = suppress;
+  else
+    qCWarning(lcRdp) << "the Suppress Output PDU could not be written";
 }
 
 void RdpSession::desktopFrameBegan() {

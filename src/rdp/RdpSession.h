@@ -28,6 +28,7 @@
 #include "rdp/ChannelReport.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopSurface.h"
+#include "rdp/FramePacer.h"
 #include "rdp/GuestSync.h"
 #include "rdp/InputState.h"
 
@@ -100,6 +101,27 @@ public:
   // gone or the request cannot be written), unless cancelGuestSync() comes first.
   void startGuestSync(GuestSync::Timing timing, GuestSync::Done done);
   void cancelGuestSync() { m_guestSync.cancel(); }
+
+  // Frame pacing (FramePacer.h, issue 27): how fast the guest's RDPGFX frames are
+  // acknowledged. Unpaced until told otherwise. Leaving NoPanel asks the server for the
+  // whole desktop again (Suppress Output, allow = true); entering it suppresses output (a
+  // server that advertises Suppress Output: every legacy one the console meets, and
+  // RDPGFX servers that honour it). Main thread; held acknowledgements that may go now go
+  // at once.
+  void setPacing(PacingMode mode);
+  // The console's panel presented every frame up to lease `upto` (leased()'s serial).
+  void notePresented(quint64 upto);
+  // Before start() (tests): other bounds than FramePacer's defaults.
+  void setPacingTiming(FramePacer::Timing timing);
+  struct PacingState {
+    PacingMode mode = PacingMode::Unpaced;
+    std::size_t deferred = 0; // acknowledgements held now
+    quint32 acknowledged = 0; // FrameAcknowledge PDUs sent
+    quint64 handed = 0;       // leases so far
+    quint64 presented = 0;    // the last notePresented()
+    bool outputSuppressed = false;
+  };
+  PacingState pacing() const; // any thread (briefly takes the I/O mutex)
 
   // Main thread: the reader wants the pixels. At its next frame boundary (at once between
   // frames; a frame left open longer than kFrameHold counts as ended) the worker stops
@@ -226,6 +248,10 @@ private:
   // is returned (or the session aborts). False when the session is aborting.
   bool serveLease();
   bool atFrameBoundary() const; // worker
+  // Under m_ioMutex: held acknowledgements go out if the pacing allows it now.
+  void releaseDueAcknowledgements();
+  // Under m_ioMutex, connected: Suppress Output matching the pacing mode, if it changed.
+  void applySuppressOutput();
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;
@@ -278,6 +304,12 @@ private:
   std::chrono::steady_clock::time_point m_frameOpenedAt;
   bool m_readyPosted = false;     // worker: frameReady() posted since the last lease
   bool m_legacyFrameOpen = false; // worker: inside a legacy Surface Frame Marker pair
+
+  // The pacing (guarded by m_ioMutex: the worker decides at each EndFrame and between
+  // events, the main thread changes the mode); leases handed out, set by serveLease().
+  FramePacer m_pacer;
+  std::atomic<quint64> m_handed{0};
+  bool m_outputSuppressed = false; // m_ioMutex
 
   ConnectGuard m_guard;                    // its hooks run on the worker
   std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker

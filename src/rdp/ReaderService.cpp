@@ -154,6 +154,12 @@ void ReaderService::handle(wire::ToReader& message, int fd) {
           } else if constexpr (std::is_same_v<M, wire::Return>) {
             if (m_session)
               m_session->returnLease();
+          } else if constexpr (std::is_same_v<M, wire::Pacing>) {
+            if (m_session)
+              m_session->setPacing(m.mode);
+          } else if constexpr (std::is_same_v<M, wire::Presented>) {
+            if (m_session)
+              m_session->notePresented(m.upto);
           } else if constexpr (std::is_same_v<M, wire::Finish>) {
             wire::Finished finished;
             if (m_session) {

@@ -211,11 +211,12 @@ void GfxClient::endFrame(uint32_t frameId) {
 }
 
 void GfxClient::acknowledge(uint32_t frameId) {
-  // queueDepth 0: "not available"; never SUSPEND_FRAME_ACKNOWLEDGEMENT.
+  // queueDepth: the frames still held by the pacing after this one (0 also means "not
+  // available"); never SUSPEND_FRAME_ACKNOWLEDGEMENT.
   const std::vector<uint8_t> ack =
       encodeFrameAcknowledge(uint32_t(m_deferred.size()), frameId, m_framesDecoded);
-  if (m_write)
-    m_write(ack);
+  if (m_write && m_write(ack))
+    ++m_acknowledged;
   m_front.noteAcknowledged(1);
 }
 

@@ -52,6 +52,8 @@ public:
   // Sends the acknowledgements the pacing held back, oldest first.
   void acknowledgeDeferred();
   std::size_t deferredAcknowledgements() const { return m_deferred.size(); }
+  // FrameAcknowledge PDUs sent on this channel so far.
+  uint32_t acknowledgementsSent() const { return m_acknowledged; }
 
   // The first violation (kept after close), if any.
   std::optional<front::Violation> violation() const { return m_violation; }
@@ -84,6 +86,7 @@ private:
   std::size_t m_scratchBytes = 0;
   std::deque<uint32_t> m_deferred;
   uint32_t m_framesDecoded = 0;
+  uint32_t m_acknowledged = 0;
   std::optional<front::Violation> m_violation;
   std::vector<QRect> m_touched;
 };

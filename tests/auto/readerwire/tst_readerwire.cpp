@@ -124,6 +124,24 @@ private slots:
     QVERIFY(s.credentials.password.isLockedAndUndumpable());
   }
 
+  // Issue 27: the console paces the guest's frames through the reader.
+  void thePacingMessagesSurviveTheWire() {
+    for (const PacingMode mode : {PacingMode::Unpaced, PacingMode::NoPanel, PacingMode::Panel}) {
+      const Outcome<ToReader> decoded = decodeToReader(encode(ToReader(Pacing{mode})));
+      QVERIFY(decoded.ok());
+      QCOMPARE(std::get<Pacing>(decoded.value()).mode, mode);
+    }
+    const Outcome<ToReader> presented = decodeToReader(encode(ToReader(Presented{0x1234567890ull})));
+    QVERIFY(presented.ok());
+    QCOMPARE(std::get<Presented>(presented.value()).upto, 0x1234567890ull);
+  }
+  void refusesAnUnknownPacingMode() {
+    const Outcome<ToReader> decoded = decodeToReader(datagramOf(Type::Pacing, QByteArray(1, '\x03')));
+    QVERIFY(!decoded.ok());
+    QCOMPARE(decoded.code(), Refusal::RdpReaderFailed);
+    QVERIFY(!decodeToReader(datagramOf(Type::Presented, QByteArray(7, '\0'))).ok()); // short
+  }
+
   void refusesWhatIsNotAMessage_data() {
     QTest::addColumn<QByteArray>("datagram");
     const QByteArray frameReady = encode(FromReader(FrameReady{}));

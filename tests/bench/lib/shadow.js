@@ -302,4 +302,4 @@ async function shadowSuite(rig, opts) {
   shadow.kill('SIGTERM');
 }
 
-module.exports = { shadowSuite };
+module.exports = { shadowSuite, child, xvfb, freeDisplay, freePort, canConnect, USER, PASSWORD, SAM_LINE };
