@@ -1,6 +1,6 @@
 #include "bridge/frames/FramePacket.h"
 
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureZero.h"
 
 #include <QtEndian>
 

@@ -1,7 +1,7 @@
 #include "bridge/frames/FramePipeline.h"
 
 #include "bridge/frames/FrameWorker.h"
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureImage.h"
 
 namespace gc {
 

@@ -1,6 +1,6 @@
 #include "bridge/frames/JpegEncoder.h"
 
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureZero.h"
 
 #include <turbojpeg.h>
 

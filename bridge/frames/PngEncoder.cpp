@@ -1,6 +1,6 @@
 #include "bridge/frames/PngEncoder.h"
 
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureZero.h"
 
 #include <png.h>
 

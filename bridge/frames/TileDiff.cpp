@@ -1,8 +1,8 @@
 #include "bridge/frames/TileDiff.h"
 
 #include "bridge/frames/DamageMask.h"
-#include "bridge/frames/SecureZero.h"
 #include "bridge/frames/TileMap.h"
+#include "privacy/SecureImage.h"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 #include "bridge/frames/TileMap.h"
 
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureZero.h"
 
 #include <algorithm>
 #include <bit>

@@ -4,7 +4,7 @@
 #include "action/dialects/Dialects.h"
 #include "audit/EvidenceLog.h"
 #include "bridge/frames/PngEncoder.h"
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureZero.h"
 #include "session/InputSink.h"
 #include "session/LockBarrier.h"
 #include "session/PhaseController.h"

@@ -1,10 +1,10 @@
 #include "action/ActionSocketServer.h"
 
 #include "action/ActionService.h"
-#include "action/PeerCredentials.h"
-#include "action/RelayProtocol.h"
-#include "bridge/frames/SecureZero.h"
 #include "common/StrictJson.h"
+#include "privacy/SecureZero.h"
+#include "relay/PeerCredentials.h"
+#include "relay/RelayProtocol.h"
 
 #include <QFile>
 #include <QFileInfo>

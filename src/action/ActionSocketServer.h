@@ -5,7 +5,7 @@
 // Accepts ONE relay at a time, and only a peer whose SO_PEERCRED uid equals ours. On
 // accept it tells the relay the grant's MCP server and tool (and candidate ids); the relay
 // must answer with a bind naming exactly those before any call is routed. Line-delimited
-// JSON, see action/RelayProtocol.h.
+// JSON, see relay/RelayProtocol.h.
 #pragma once
 
 #include "common/Refusal.h"

@@ -1,8 +1,8 @@
 // guest-console mcp --run RUN: the stdio MCP server for one running console, relayed over
 // the run's private Unix socket (docs/mcp.md).
-#include "action/McpRelay.h"
 #include "app/AppPaths.h"
 #include "app/Commands.h"
+#include "relay/McpRelay.h"
 
 #include <cstdio>
 

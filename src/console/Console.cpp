@@ -1,12 +1,12 @@
 #include "console/Console.h"
 
-#include "bridge/frames/SecureZero.h"
 #include "common/DescriptorReserve.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
 #include "grant/KeyboardLayout.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/RunSweeper.h"
+#include "privacy/SecureImage.h"
 #include "privacy/ZeroingAllocator.h"
 #include "sandbox/ReaderSandbox.h"
 #include "session/ControlChannel.h"

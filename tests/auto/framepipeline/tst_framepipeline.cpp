@@ -4,7 +4,7 @@
 #include "bridge/frames/FrameEncoder.h"
 #include "bridge/frames/FramePacket.h"
 #include "bridge/frames/FramePipeline.h"
-#include "bridge/frames/SecureZero.h"
+#include "privacy/SecureZero.h"
 #include "tests/bench/SyntheticDesktop.h"
 
 #include <QSignalSpy>

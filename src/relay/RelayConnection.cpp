@@ -1,9 +1,9 @@
-#include "action/RelayConnection.h"
+#include "relay/RelayConnection.h"
 
-#include "action/PeerCredentials.h"
-#include "action/RelayProtocol.h"
-#include "bridge/frames/SecureZero.h"
 #include "common/StrictJson.h"
+#include "privacy/SecureZero.h"
+#include "relay/PeerCredentials.h"
+#include "relay/RelayProtocol.h"
 
 #include <QDeadlineTimer>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "action/PeerCredentials.h"
+#include "relay/PeerCredentials.h"
 
 #include <sys/socket.h>
 

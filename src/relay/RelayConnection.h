@@ -10,8 +10,8 @@
 // noticed.
 #pragma once
 
-#include "action/ConsoleLink.h"
 #include "common/Outcome.h"
+#include "relay/ConsoleLink.h"
 
 #include <QDateTime>
 #include <QStringList>

@@ -1,10 +1,10 @@
-#include "action/McpRelay.h"
+#include "relay/McpRelay.h"
 
-#include "action/McpServer.h"
-#include "action/RelayConnection.h"
-#include "action/RelayProtocol.h"
-#include "bridge/frames/SecureZero.h"
 #include "privacy/RunDirectory.h"
+#include "privacy/SecureZero.h"
+#include "relay/McpServer.h"
+#include "relay/RelayConnection.h"
+#include "relay/RelayProtocol.h"
 
 #include <QDir>
 #include <QRegularExpression>

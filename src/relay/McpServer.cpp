@@ -1,8 +1,8 @@
-#include "action/McpServer.h"
+#include "relay/McpServer.h"
 
-#include "action/RelayProtocol.h"
 #include "grant/ActionSpec.h"
 #include "grant/ActionSpecKeys.h"
+#include "relay/RelayProtocol.h"
 #include "session/Phase.h"
 
 #include <QJsonDocument>

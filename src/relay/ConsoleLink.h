@@ -19,7 +19,7 @@ public:
   };
 
   virtual ~ConsoleLink() = default;
-  // Sends one operation (action/RelayProtocol.h names) and waits for its reply. A broken
+  // Sends one operation (relay/RelayProtocol.h names) and waits for its reply. A broken
   // link answers RUN_NOT_FOUND ("the console has closed").
   virtual Reply call(const QString& op, const QJsonObject& arguments) = 0;
 };

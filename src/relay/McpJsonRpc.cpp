@@ -1,4 +1,4 @@
-#include "action/McpJsonRpc.h"
+#include "relay/McpJsonRpc.h"
 
 #include "common/StrictJson.h"
 

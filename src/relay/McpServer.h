@@ -10,8 +10,8 @@
 // Thread: one instance per relay process, used from one thread.
 #pragma once
 
-#include "action/ConsoleLink.h"
-#include "action/McpJsonRpc.h"
+#include "relay/ConsoleLink.h"
+#include "relay/McpJsonRpc.h"
 
 #include <QJsonArray>
 #include <QLatin1StringView>

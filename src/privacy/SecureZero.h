@@ -1,10 +1,13 @@
 // Zeroing that the optimiser may not drop (a plain memset before free is dead-store
 // eliminated), and QByteArray growth that leaves no stale copy behind. Used wherever frame
-// pixels or their encodings are held: they must not outlive the session in our buffers.
+// pixels, their encodings or secrets are held (the console, the frame pipeline, the MCP
+// relay): they must not outlive the session in our buffers. Images: privacy/SecureImage.h.
+// (src/rdp/codec has its own std-only secureZero: that library uses no Qt.)
+//
+// Thread: any (each call works on the caller's buffer).
 #pragma once
 
 #include <QByteArray>
-#include <QImage>
 
 #include <algorithm>
 #include <cstddef>
@@ -54,19 +57,6 @@ inline void truncateWiping(QByteArray& bytes, qsizetype size) {
     secureZero(bytes.data() + size, std::size_t(bytes.size() - size));
   }
   bytes.truncate(size);
-}
-
-// Drops `image`, zeroing its pixels first when this is the last reference (a frame the RDP
-// session's pool has already let go of is freed by whoever holds it last). A shared image is
-// only released: another holder still uses it. Returns the bytes zeroed.
-inline qsizetype secureDrop(QImage& image) {
-  qsizetype zeroed = 0;
-  if (!image.isNull() && image.isDetached()) {
-    zeroed = image.sizeInBytes();
-    secureZero(image.bits(), std::size_t(zeroed));
-  }
-  image = QImage();
-  return zeroed;
 }
 
 } // namespace gc
