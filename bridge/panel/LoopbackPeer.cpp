@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -123,8 +124,14 @@ Outcome<uid_t> LoopbackPeer::uidOf(const QHostAddress& peer, quint16 peerPort, c
       continue;
     if (n < 0)
       return unknown(QStringLiteral("sock_diag receive: %1").arg(lastError()));
-    int length = int(n);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buffer); NLMSG_OK(h, length); h = NLMSG_NEXT(h, length)) {
+    // Each message starts at a NLMSG_ALIGN'ed offset of the aligned buffer; its length is
+    // checked against what was received before anything of it is read.
+    const std::size_t received = std::size_t(n);
+    for (std::size_t at = 0; received - at >= sizeof(nlmsghdr);) {
+      auto* h = static_cast<nlmsghdr*>(static_cast<void*>(buffer + at));
+      if (h->nlmsg_len < sizeof(nlmsghdr) || h->nlmsg_len > received - at)
+        break;
+      at += std::min<std::size_t>(NLMSG_ALIGN(h->nlmsg_len), received - at);
       if (h->nlmsg_seq != query.header.nlmsg_seq)
         continue;
       if (h->nlmsg_type == NLMSG_ERROR) {

@@ -75,6 +75,9 @@ QString inputText(const QJsonObject& e) {
 // activation frame) is shown. Then no update from before a request the test makes next is
 // still on its way (a late band over the sync's corner would cover it).
 bool guestCaughtUp(ConsoleRig& rig) {
+  // The guest sends a paint only to an activated client (else it waits for the next full update).
+  if (!rig.guest.waitForEvent(QStringLiteral("activated")))
+    return false;
   rig.guest.command("{\"cmd\":\"paint\",\"x\":980,\"y\":700,\"w\":4,\"h\":4,\"color\":\"#12ab34\",\"id\":1}");
   QDeadlineTimer deadline(15000);
   while (!deadline.hasExpired()) {

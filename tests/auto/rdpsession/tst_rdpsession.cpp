@@ -874,7 +874,12 @@ void tst_RdpSession::guestSyncNamesWhatConfirmedIt() {
       cornerCovered = cornerCovered || r.contains(corner);
     }
   });
+  // The guest sends a paint only to an activated client (else it waits for the next full
+  // update): the client's first input may reach it before its activation completes.
+  QVERIFY(guest.waitForEvent(QStringLiteral("activated")));
   guest.command("{\"cmd\":\"paint\",\"x\":980,\"y\":700,\"w\":4,\"h\":4,\"color\":\"#12ab34\",\"id\":1}");
+  QVERIFY(guest.waitForEvent(QStringLiteral("painted")));
+  QVERIFY(guest.events(QStringLiteral("painted")).last().value(QStringLiteral("sent")).toBool());
   QTRY_VERIFY_WITH_TIMEOUT(probeShown, 15000);
   guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
   QVERIFY(guest.waitForEvent(QStringLiteral("refresh_mode")));

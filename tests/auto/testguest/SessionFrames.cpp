@@ -23,4 +23,8 @@ SessionFrames::SessionFrames(gc::RdpSession& session, QObject* parent) : QObject
             if (!taken.frame.isNull())
               emit frameUpdated(gc::FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
           });
+  // A frame the session announced before this helper existed (its frameReady went nowhere, and
+  // the session announces no other until a lease is served): lease it now.
+  if (m_session.state() == gc::RdpSession::State::Connected)
+    m_session.requestLease();
 }
