@@ -82,6 +82,8 @@
   X(McpNotAuthorized, "MCP_NOT_AUTHORIZED", "this MCP server or tool is not the one the grant authorizes")   \
   X(RunNotFound, "RUN_NOT_FOUND", "no console is running for this run id")                                   \
   X(CaptureNotAllowed, "CAPTURE_NOT_ALLOWED", "Capture Desktop is not allowed in this phase")                \
+  X(ObservationInvalid, "OBSERVATION_INVALID",                                                               \
+    "the capture size or zoom region is not one the grant allows")                                           \
   X(ActionInvalid, "ACTION_INVALID", "the action is not one the grant allows")                               \
   X(AlreadyActed, "ALREADY_ACTED", "the one action was already used")                                        \
   X(ActionUnsupported, "ACTION_UNSUPPORTED", "the guest's RDP server cannot carry this action")              \
@@ -91,7 +93,6 @@
   X(Panic, "PANIC", "the operator pressed panic")                                                            \
   X(OperatorClose, "OPERATOR_CLOSE", "the operator closed the console")                                      \
   X(ParentGone, "PARENT_GONE", "the parent process went away")                                               \
-  X(IdentityFailure, "IDENTITY_FAILURE", "the guest's identity could not be confirmed")                      \
   X(ResourceExhausted, "RESOURCE_EXHAUSTED", "the console lacks a resource it needs (descriptors, memory)")  \
   X(PrivacyViolation, "PRIVACY_VIOLATION", "a privacy control could not be applied")                         \
   X(EvidenceHeadMismatch, "EVIDENCE_HEAD_MISMATCH", "the evidence log does not end at the head")             \
