@@ -1,5 +1,7 @@
 #include "grant/GrantLedger.h"
 
+#include "grant/StateDir.h"
+
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
@@ -29,97 +31,7 @@ QString lastError() {
   return QString::fromLocal8Bit(std::strerror(errno));
 }
 
-// Closes the descriptor (and with it the flock) on every return path.
-class Fd {
-public:
-  explicit Fd(int fd) : m_fd(fd) {}
-  ~Fd() {
-    if (m_fd >= 0)
-      ::close(m_fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return m_fd; }
-  int release() { return std::exchange(m_fd, -1); }
-  void reset(int fd) {
-    if (m_fd >= 0)
-      ::close(m_fd);
-    m_fd = fd;
-  }
-
-private:
-  int m_fd;
-};
-
-// Whether a directory we are about to trust is safe from other users: ours or root's, and
-// nobody else may rename or remove what it holds (a sticky dir lets others create entries
-// but not rename ours; a missing entry is created by us and checked like the rest).
-Status checkDirectory(int fd, const QByteArray& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    return ledgerFailure(QStringLiteral("cannot stat %1: %2").arg(QFile::decodeName(path), lastError()));
-  if (!S_ISDIR(st.st_mode))
-    return ledgerFailure(QStringLiteral("%1 is not a directory").arg(QFile::decodeName(path)));
-  if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return ledgerFailure(QStringLiteral("%1 is owned by another user").arg(QFile::decodeName(path)));
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-    return ledgerFailure(
-        QStringLiteral("%1 is writable by group or others and not sticky: another user could rename the "
-                       "ledger away")
-            .arg(QFile::decodeName(path)));
-  return success();
-}
-
-// Where the descriptor chain starts: the user's home (from passwd, like perUserDir()) for a
-// dir below it (the path to a home is the administrator's), else the root directory.
-QByteArray anchorFor(const QByteArray& dir) {
-  const struct passwd* user = ::getpwuid(::geteuid());
-  if (user && user->pw_dir && user->pw_dir[0] == '/') {
-    const QByteArray home = QFile::encodeName(QDir::cleanPath(QFile::decodeName(user->pw_dir)));
-    if (home != "/" && (dir == home || dir.startsWith(home + '/')))
-      return home;
-  }
-  return QByteArrayLiteral("/");
-}
-
-// Opens the state directory as a chain of descriptors from the anchor down, checking each
-// directory on the descriptor that is then used, so a rename between check and use changes
-// nothing. `create`: missing directories are made 0700 (consume); otherwise a missing one
-// yields -1 with no failure (lookup: nothing was ever consumed there).
-Outcome<int> openStateDir(const QString& dir, bool create) {
-  const QByteArray path = QFile::encodeName(QDir::cleanPath(QDir(dir).absolutePath()));
-  const QByteArray anchor = anchorFor(path);
-  int fd = ::open(anchor.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return ledgerFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(anchor), lastError()));
-  Fd current(fd);
-  if (Status safe = checkDirectory(current.get(), anchor); !safe)
-    return safe.failure();
-  QByteArray walked = anchor == "/" ? QByteArray() : anchor;
-  const QList<QByteArray> parts = path.mid(anchor == "/" ? 0 : anchor.size()).split('/');
-  for (const QByteArray& name : parts) {
-    if (name.isEmpty())
-      continue;
-    walked += '/' + name;
-    int next = ::openat(current.get(), name.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (next < 0 && errno == ENOENT && create) {
-      if (::mkdirat(current.get(), name.constData(), 0700) != 0 && errno != EEXIST)
-        return ledgerFailure(QStringLiteral("cannot create the state directory: %1").arg(lastError()));
-      next = ::openat(current.get(), name.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    }
-    if (next < 0 && errno == ENOENT)
-      return -1;
-    if (next < 0 && (errno == ELOOP || errno == ENOTDIR))
-      return ledgerFailure(
-          QStringLiteral("%1 is a link or not a directory; refusing it").arg(QFile::decodeName(walked)));
-    if (next < 0)
-      return ledgerFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(walked), lastError()));
-    current.reset(next);
-    if (Status safe = checkDirectory(current.get(), walked); !safe)
-      return safe.failure();
-  }
-  return current.release();
-}
+using statedir::Fd;
 
 Status checkLedgerFile(int fd) {
   struct stat st {};
@@ -272,7 +184,7 @@ Status GrantLedger::consume(const Grant& grant) {
     return ledgerFailure(QStringLiteral("digest is not 64 lowercase hex digits"));
   if (m_dir.isEmpty())
     return ledgerFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
-  Outcome<int> dir = openStateDir(m_dir, true);
+  Outcome<int> dir = statedir::open(m_dir, true);
   if (!dir)
     return dir.failure();
   const Fd dirFd(*dir);
@@ -330,7 +242,7 @@ Outcome<bool> GrantLedger::lookup(const QString& grantId) const {
     return ledgerFailure(QStringLiteral("grant_id is not a UUID"));
   if (m_dir.isEmpty())
     return ledgerFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
-  Outcome<int> dir = openStateDir(m_dir, false);
+  Outcome<int> dir = statedir::open(m_dir, false);
   if (!dir)
     return dir.failure();
   if (*dir < 0)

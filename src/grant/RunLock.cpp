@@ -1,8 +1,11 @@
 #include "grant/RunLock.h"
 
+#include "grant/StateDir.h"
+
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 
 #include <cerrno>
 #include <cstring>
@@ -24,24 +27,6 @@ QString lastError() {
   return QString::fromLocal8Bit(std::strerror(errno));
 }
 
-// "<dir>" must be a real directory of ours that nobody else can write (lstat: a symlink is
-// refused, so the lock cannot be redirected into someone else's tree).
-// Missing parents (e.g. ~/.local/state on a fresh account) are created 0700 too.
-Status ensurePrivateDir(const QString& dir) {
-  const QByteArray native = QFile::encodeName(dir);
-  for (qsizetype slash = native.indexOf('/', 1); slash > 0; slash = native.indexOf('/', slash + 1))
-    if (::mkdir(native.left(slash).constData(), 0700) != 0 && errno != EEXIST)
-      return lockFailure(QStringLiteral("cannot create %1: %2").arg(dir, lastError()));
-  if (::mkdir(native.constData(), 0700) != 0 && errno != EEXIST)
-    return lockFailure(QStringLiteral("cannot create %1: %2").arg(dir, lastError()));
-  struct stat st {};
-  if (::lstat(native.constData(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return lockFailure(QStringLiteral("%1 is not a directory").arg(dir));
-  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return lockFailure(QStringLiteral("%1 is not ours or is writable by others").arg(dir));
-  return success();
-}
-
 } // namespace
 
 QString RunLock::lockPath(const QString& ledgerDir, const QString& runId) {
@@ -52,13 +37,20 @@ QString RunLock::lockPath(const QString& ledgerDir, const QString& runId) {
 Outcome<RunLock> RunLock::acquire(const QString& ledgerDir, const QString& runId) {
   if (!QDir::isAbsolutePath(ledgerDir))
     return lockFailure(QStringLiteral("no ledger directory (the user has no home in passwd)"));
-  if (Status parent = ensurePrivateDir(QDir::cleanPath(ledgerDir)); !parent.ok())
+  // The ledger's directory by the ledger's rules (every ancestor checked on the descriptor that
+  // is then used), "live" below it private to us; the lock is opened relative to that descriptor.
+  Outcome<int> parent = statedir::open(ledgerDir, true);
+  if (!parent)
     return parent.failure();
-  if (Status live = ensurePrivateDir(QDir(ledgerDir).filePath(QStringLiteral("live"))); !live.ok())
+  const statedir::Fd parentFd(*parent);
+  const QByteArray livePath = QFile::encodeName(QDir(ledgerDir).filePath(QStringLiteral("live")));
+  Outcome<int> live = statedir::openPrivateChild(parentFd.get(), QByteArrayLiteral("live"), livePath);
+  if (!live)
     return live.failure();
-  const QString path = lockPath(ledgerDir, runId);
+  const statedir::Fd liveFd(*live);
+  const QByteArray name = QFile::encodeName(QFileInfo(lockPath(ledgerDir, runId)).fileName());
   const int fd =
-      ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+      ::openat(liveFd.get(), name.constData(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
   if (fd < 0)
     return lockFailure(errno == ELOOP ? QStringLiteral("the run lock is a symlink; refusing it")
                                       : QStringLiteral("cannot open the run lock: %1").arg(lastError()));

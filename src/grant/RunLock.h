@@ -1,5 +1,6 @@
 // RunLock: at most one live console per run id for this user. The lock is a file
-// "<ledger dir>/live/<sha256(run_id) hex>.lock" (directory 0700, file 0600, opened
+// "<ledger dir>/live/<sha256(run_id) hex>.lock" (the ledger dir opened and checked by
+// StateDir's rules like the ledger's, "live" 0700 and ours, file 0600, opened
 // O_NOFOLLOW, ours, a regular file) held with flock(LOCK_EX | LOCK_NB) for as long as the
 // RunLock lives; the kernel drops it when the process dies, so a killed console frees its
 // run. The file itself stays (unlinking a flock'ed file races with the next locker); it

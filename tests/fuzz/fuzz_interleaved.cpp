@@ -1,6 +1,7 @@
 // InterleavedDecoder on guest bytes. Input: width byte, height byte, depth byte (15/16/24),
 // then the RLE stream. Besides sanitizer findings: nothing is written outside the Pixels, and
 // a stream it accepts decodes with FreeRDP 3.10.3's interleaved_decompress to the same pixels.
+#include "GuardedPixels.h"
 #include "rdp/codec/InterleavedDecoder.h"
 
 #include <freerdp/codec/color.h>
@@ -15,8 +16,6 @@ using gc::codec::InterleavedDecoder;
 
 namespace {
 constexpr uint32_t kMaxSide = 96;
-constexpr size_t kGuard = 64;
-constexpr uint8_t kGuardByte = 0xA5;
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -27,18 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const uint32_t depths[3] = {15, 16, 24};
   const uint32_t bpp = depths[data[2] % 3];
   const std::span<const uint8_t> stream(data + 3, size - 3);
-  const size_t stride = size_t(w) * 4 + kGuard;
-  std::vector<uint8_t> buffer(2 * kGuard + stride * h, kGuardByte);
-  uint8_t* bits = buffer.data() + kGuard;
+  gc::fuzz::GuardedPixels out(w, h, gc::fuzz::GuardedPixels::kGuardByte);
   static InterleavedDecoder ours;
-  const auto r = ours.decode(stream, bpp, {bits, stride, w, h});
-  for (size_t i = 0; i < kGuard; ++i)
-    if (buffer[i] != kGuardByte || buffer[buffer.size() - 1 - i] != kGuardByte)
-      std::abort();
-  for (uint32_t y = 0; y < h; ++y)
-    for (size_t i = size_t(w) * 4; i < stride; ++i)
-      if (bits[y * stride + i] != kGuardByte)
-        std::abort();
+  const auto r = ours.decode(stream, bpp, out.pixels());
+  out.requireGuardsIntact();
   if (gc::front::isViolation(r))
     return 0;
   static BITMAP_INTERLEAVED_CONTEXT* interleaved = bitmap_interleaved_context_new(FALSE);
@@ -46,9 +37,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!interleaved_decompress(interleaved, stream.data(), uint32_t(stream.size()), w, h, bpp, theirs.data(),
                               PIXEL_FORMAT_BGRX32, w * 4, 0, 0, w, h, nullptr))
     std::abort();
-  for (uint32_t y = 0; y < h; ++y)
-    for (uint32_t x = 0; x < w; ++x)
-      if (std::memcmp(bits + y * stride + x * 4, theirs.data() + (size_t(y) * w + x) * 4, 3) != 0)
-        std::abort();
+  out.requireEqualsPacked(theirs, 3);
   return 0;
 }

@@ -2,6 +2,7 @@
 // Besides sanitizer findings: the decoder must not write outside its Pixels (a guard band
 // around them), and a stream it accepts is a valid stream, which FreeRDP 3.10.3's decoder must
 // decode to the same pixels.
+#include "GuardedPixels.h"
 #include "rdp/codec/PlanarDecoder.h"
 
 #include <freerdp/codec/color.h>
@@ -16,8 +17,6 @@ using gc::codec::PlanarDecoder;
 
 namespace {
 constexpr uint32_t kMaxSide = 96;
-constexpr size_t kGuard = 64;
-constexpr uint8_t kGuardByte = 0xA5;
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -30,19 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (data[2] & 2) ? PlanarDecoder::Alpha::FromStream : PlanarDecoder::Alpha::Opaque};
   const std::span<const uint8_t> stream(data + 3, size - 3);
 
-  const size_t stride = size_t(w) * 4 + kGuard;
-  std::vector<uint8_t> buffer(2 * kGuard + stride * h, kGuardByte);
-  uint8_t* bits = buffer.data() + kGuard;
-  for (uint32_t y = 0; y < h; ++y)
-    std::memset(bits + y * stride, 0, size_t(w) * 4);
-  const auto r = PlanarDecoder::decode(stream, {bits, stride, w, h}, options);
-  for (size_t i = 0; i < kGuard; ++i)
-    if (buffer[i] != kGuardByte || buffer[buffer.size() - 1 - i] != kGuardByte)
-      std::abort();
-  for (uint32_t y = 0; y < h; ++y)
-    for (size_t i = size_t(w) * 4; i < stride; ++i)
-      if (bits[y * stride + i] != kGuardByte)
-        std::abort();
+  gc::fuzz::GuardedPixels out(w, h, 0);
+  const auto r = PlanarDecoder::decode(stream, out.pixels(), options);
+  out.requireGuardsIntact();
   if (gc::front::isViolation(r))
     return 0;
 
@@ -53,8 +42,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          alpha ? PIXEL_FORMAT_BGRA32 : PIXEL_FORMAT_BGRX32, w * 4, 0, 0, w, h,
                          options.rows == PlanarDecoder::Rows::BottomUp))
     std::abort(); // accepted here, refused by FreeRDP: one of the two misreads the spec
-  for (uint32_t y = 0; y < h; ++y)
-    if (std::memcmp(bits + y * stride, theirs.data() + size_t(y) * w * 4, size_t(w) * 4) != 0)
-      std::abort();
+  out.requireEqualsPacked(theirs, 4);
   return 0;
 }

@@ -4,6 +4,7 @@
 // surface context. For every message the front accepts: FreeRDP must not refuse it (the
 // front is stricter than FreeRDP's parser), must not write outside the surface (a guard band)
 // nor outside the rectangles the front reported, and must finish (libFuzzer's -timeout).
+#include "GuardedPixels.h"
 #include "rdp/codec/ProgressiveFront.h"
 
 #include <freerdp/codec/color.h>
@@ -20,7 +21,6 @@ using gc::codec::ProgressiveFront;
 
 namespace {
 constexpr size_t kGuard = 256;
-constexpr uint8_t kGuardByte = 0xA5;
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -28,12 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   const uint32_t w = 1 + (uint32_t(data[0]) | (uint32_t(data[1]) << 8)) % 320;
   const uint32_t h = 1 + (uint32_t(data[2]) | (uint32_t(data[3]) << 8)) % 200;
-  const size_t stride = size_t(w) * 4 + kGuard;
-  std::vector<uint8_t> buffer(2 * kGuard + stride * h, kGuardByte);
-  uint8_t* bits = buffer.data() + kGuard;
-  for (uint32_t y = 0; y < h; ++y)
-    std::memset(bits + y * stride, 0x3C, size_t(w) * 4);
-  std::vector<uint8_t> before(buffer);
+  gc::fuzz::GuardedPixels out(w, h, 0x3C, kGuard);
+  std::vector<uint8_t> before(out.buffer());
 
   gc::front::Limits limits;
   ProgressiveFront front(limits);
@@ -44,38 +40,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static PROGRESSIVE_CONTEXT* progressive =
       progressive_context_new_ex(FALSE, THREADING_FLAGS_DISABLE_THREADS);
   bool surface = false;
-  size_t pos = 4;
   uint32_t frame = 0;
-  while (pos + 2 <= size) {
-    const size_t len = size_t(data[pos]) | (size_t(data[pos + 1]) << 8);
-    pos += 2;
-    if (len > size - pos)
-      break;
-    const std::span<const uint8_t> message(data + pos, len);
-    pos += len;
+  gc::fuzz::forEachMessage(data, size, 4, [&](std::span<const uint8_t> message) {
     const auto checked = front.check(1, message);
     if (gc::front::isViolation(checked))
-      break; // the session would close here: FreeRDP never sees it
+      return false; // the session would close here: FreeRDP never sees it
     const auto& update = std::get<ProgressiveFront::Update>(checked);
     if (!surface)
       surface = progressive_create_surface_context(progressive, 1, w, h) >= 0;
     REGION16 invalid;
     region16_init(&invalid);
     const INT32 rc =
-        progressive_decompress(progressive, message.data(), uint32_t(message.size()), bits,
-                               PIXEL_FORMAT_BGRX32, uint32_t(stride), 0, 0, &invalid, 1, ++frame);
+        progressive_decompress(progressive, message.data(), uint32_t(message.size()), out.bits(),
+                               PIXEL_FORMAT_BGRX32, uint32_t(out.stride()), 0, 0, &invalid, 1, ++frame);
     region16_uninit(&invalid);
     if (rc < 0)
       std::abort(); // accepted by the front, refused by FreeRDP's own checks
-    for (size_t i = 0; i < kGuard; ++i)
-      if (buffer[i] != kGuardByte || buffer[buffer.size() - 1 - i] != kGuardByte)
-        std::abort();
-    for (uint32_t y = 0; y < h; ++y) {
-      for (size_t i = size_t(w) * 4; i < stride; ++i)
-        if (bits[y * stride + i] != kGuardByte)
-          std::abort();
+    out.requireGuardsIntact();
+    const auto& buffer = out.buffer();
+    for (uint32_t y = 0; y < h; ++y)
       for (uint32_t x = 0; x < w; ++x) {
-        const size_t at = kGuard + y * stride + size_t(x) * 4;
+        const size_t at = out.offset(x, y);
         if (std::memcmp(&buffer[at], &before[at], 4) == 0)
           continue;
         bool inside = false;
@@ -85,9 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!inside)
           std::abort(); // FreeRDP wrote where the front did not say it would
       }
-    }
     before = buffer;
-  }
+    return true;
+  });
   progressive_delete_surface_context(progressive, 1);
   return 0;
 }

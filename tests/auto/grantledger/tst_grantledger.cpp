@@ -287,6 +287,32 @@ private slots:
     QCOMPARE(lock.code(), Refusal::GrantLedger);
   }
 
+  void runLockRefusesALinkedOrSharedLiveDirectory_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("a symlink to a directory of ours") << "symlink";
+    QTest::newRow("writable by others, even sticky") << "shared";
+  }
+  void runLockRefusesALinkedOrSharedLiveDirectory() {
+    QFETCH(QString, kind);
+    QTemporaryDir dir;
+    const QString ledger = dir.filePath(QStringLiteral("ledger"));
+    QVERIFY(QDir().mkpath(ledger));
+    const QByteArray live = QFile::encodeName(ledger + QStringLiteral("/live"));
+    if (kind == u"symlink") {
+      QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("elsewhere"))));
+      QCOMPARE(::symlink(QFile::encodeName(dir.filePath(QStringLiteral("elsewhere"))).constData(),
+                         live.constData()),
+               0);
+    } else {
+      QCOMPARE(::mkdir(live.constData(), 0700), 0);
+      QCOMPARE(::chmod(live.constData(), 01777), 0);
+    }
+    const Outcome<RunLock> lock = RunLock::acquire(ledger, QStringLiteral("run-1"));
+    QVERIFY2(!lock.ok(), "locked a run in a linked or shared directory");
+    QCOMPARE(lock.code(), Refusal::GrantLedger);
+    QVERIFY(QDir(dir.filePath(QStringLiteral("elsewhere"))).isEmpty());
+  }
+
   // Issue 26: with an ancestor that others may write and that is not sticky, another uid
   // renames the state dir away; the console must not start an empty ledger and open the
   // consumed grant again.
@@ -370,6 +396,11 @@ private slots:
     QVERIFY2(!s.ok(), "consumed through an unsafe ancestor");
     QCOMPARE(s.code(), Refusal::GrantLedger);
     QVERIFY(!ledger.lookup(g.grantId).ok());
+    // The run lock beside the ledger walks the same chain (it once checked only its own two
+    // directories, creating the rest through the unsafe one).
+    const Outcome<RunLock> lock = RunLock::acquire(ledger.dir(), QStringLiteral("run-1"));
+    QVERIFY2(!lock.ok(), "locked a run through an unsafe ancestor");
+    QCOMPARE(lock.code(), Refusal::GrantLedger);
     QVERIFY(!QFileInfo::exists(middle + "/deeper") && !QFileInfo::exists(dir.filePath("real/deeper")));
   }
 

@@ -7,6 +7,7 @@
 // room for the delays a loaded machine adds.
 #include "GuestProcess.h"
 #include "SessionFrames.h"
+#include "SessionRig.h"
 #include "rdp/RdpSession.h"
 
 #include <QSignalSpy>
@@ -20,24 +21,6 @@ namespace {
 
 const char kUser[] = "tester";
 const char kPassword[] = "gfx-pacing-pw-27";
-
-RdpCredentials credentials() {
-  return {SecureBuffer::copyOf(kUser).value(), SecureBuffer::copyOf(kPassword).value(), SecureBuffer()};
-}
-
-QImage lastFrame(const QSignalSpy& frames) {
-  return frames.isEmpty() ? QImage() : frames.last().first().value<FrameUpdate>().frame;
-}
-
-bool painted(const QImage& frame, const QRect& area, QRgb rgb) {
-  if (frame.isNull() || !frame.rect().contains(area))
-    return false;
-  for (int y = area.top(); y <= area.bottom(); ++y)
-    for (int x = area.left(); x <= area.right(); ++x)
-      if ((frame.pixel(x, y) & 0xFFFFFF) != (rgb & 0xFFFFFF))
-        return false;
-  return true;
-}
 
 int acksAtGuest(GuestProcess& guest) {
   guest.poll();
@@ -78,18 +61,8 @@ bool tst_RdpGfxPacing::startGuest(GuestProcess& guest) {
 }
 
 bool tst_RdpGfxPacing::connect(RdpSession& session, const GuestProcess& guest) {
-  RdpConfig c;
-  c.host = QStringLiteral("127.0.0.1");
-  c.port = guest.port();
-  c.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
-  c.configDir = m_configDir.path();
-  c.connectTimeoutMs = 15000;
-  QSignalSpy connected(&session, &RdpSession::connected);
-  QSignalSpy failed(&session, &RdpSession::failed);
-  session.start(c, credentials());
-  if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 20000))
-    return false;
-  return !connected.isEmpty();
+  return sessionrig::connect(session, sessionrig::loopbackConfig(guest, m_configDir.path()),
+                             sessionrig::credentials(kUser, kPassword));
 }
 
 bool tst_RdpGfxPacing::paint(GuestProcess& guest, const QSignalSpy& frames, int n) {
@@ -102,7 +75,8 @@ bool tst_RdpGfxPacing::paint(GuestProcess& guest, const QSignalSpy& frames, int 
           .arg(rgb & 0xFFFFFF, 6, 16, QLatin1Char('0'))
           .arg(n)
           .toLatin1());
-  return QTest::qWaitFor([&] { return painted(lastFrame(frames), area, rgb); }, 20000);
+  return QTest::qWaitFor([&] { return sessionrig::allPixels(sessionrig::lastFrame(frames), area, rgb); },
+                         20000);
 }
 
 void tst_RdpGfxPacing::withNoPanelTheGuestIsAcknowledgedAtABoundedRate() {

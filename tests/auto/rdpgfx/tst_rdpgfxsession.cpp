@@ -5,6 +5,7 @@
 // (issue 24: every size the guest names is judged, before anything is allocated).
 #include "GuestProcess.h"
 #include "SessionFrames.h"
+#include "SessionRig.h"
 #include "rdp/RdpSession.h"
 #include "testguest/IdentityMarker.h"
 
@@ -20,32 +21,16 @@ const char kUser[] = "tester";
 const char kPassword[] = "gfx-session-pw-41";
 constexpr quint32 kMarker = 0x6f1c0ded;
 
-RdpCredentials credentials() {
-  return {SecureBuffer::copyOf(kUser).value(), SecureBuffer::copyOf(kPassword).value(), SecureBuffer()};
-}
-
 std::optional<quint32> markerIn(const QImage& frame) {
   if (frame.isNull())
     return std::nullopt;
   return testguest::findMarker(frame.constBits(), int(frame.bytesPerLine()), frame.width(), frame.height());
 }
 
-QImage lastFrame(const QSignalSpy& frames) {
-  return frames.isEmpty() ? QImage() : frames.last().first().value<FrameUpdate>().frame;
-}
-
-// Every pixel of `area` of `frame` is `rgb`.
-bool allPixels(const QImage& frame, const QRect& area, QRgb rgb) {
-  if (frame.isNull() || !frame.rect().contains(area))
-    return false;
-  for (int y = area.top(); y <= area.bottom(); ++y)
-    for (int x = area.left(); x <= area.right(); ++x)
-      if ((frame.pixel(x, y) & 0xFFFFFF) != (rgb & 0xFFFFFF))
-        return false;
-  return true;
-}
-
 } // namespace
+
+using sessionrig::allPixels;
+using sessionrig::lastFrame;
 
 class tst_RdpGfxSession : public QObject {
   Q_OBJECT
@@ -59,8 +44,12 @@ private slots:
 
 private:
   bool startGuest(GuestProcess& guest, const QStringList& extra);
-  RdpConfig config(const GuestProcess& guest) const;
-  bool connect(RdpSession& session, const RdpConfig& config);
+  RdpConfig config(const GuestProcess& guest) const {
+    return sessionrig::loopbackConfig(guest, m_configDir.path());
+  }
+  bool connect(RdpSession& session, const RdpConfig& config) {
+    return sessionrig::connect(session, config, sessionrig::credentials(kUser, kPassword));
+  }
 
   QTemporaryDir m_certDir;
   QTemporaryDir m_configDir;
@@ -78,25 +67,6 @@ bool tst_RdpGfxSession::startGuest(GuestProcess& guest, const QStringList& extra
                                  QStringLiteral("gfx")} +
                          extra,
                      QString::fromLatin1(kUser), QString::fromLatin1(kPassword));
-}
-
-RdpConfig tst_RdpGfxSession::config(const GuestProcess& guest) const {
-  RdpConfig c;
-  c.host = QStringLiteral("127.0.0.1");
-  c.port = guest.port();
-  c.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
-  c.configDir = m_configDir.path();
-  c.connectTimeoutMs = 15000;
-  return c;
-}
-
-bool tst_RdpGfxSession::connect(RdpSession& session, const RdpConfig& config) {
-  QSignalSpy connected(&session, &RdpSession::connected);
-  QSignalSpy failed(&session, &RdpSession::failed);
-  session.start(config, credentials());
-  if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 20000))
-    return false;
-  return !connected.isEmpty();
 }
 
 void tst_RdpGfxSession::showsWhatTheGuestDrewOverGfx_data() {

@@ -5,6 +5,7 @@
 // rule (one connect, to exactly 127.0.0.1 and the granted port) is checked directly too.
 // Since issue 24 the PDU is refused by the validating front before FreeRDP reads it.
 #include "GuestProcess.h"
+#include "SessionRig.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/RdpSession.h"
@@ -32,10 +33,6 @@ void captureMessages(QtMsgType, const QMessageLogContext&, const QString& messag
   QMutexLocker lock(&s_logMutex);
   s_log.append(message);
   fprintf(stderr, "%s\n", qPrintable(message));
-}
-
-RdpCredentials credentials() {
-  return {SecureBuffer::copyOf(kUser).value(), SecureBuffer::copyOf(kPassword).value(), SecureBuffer()};
 }
 
 } // namespace
@@ -103,17 +100,12 @@ private slots:
       QMutexLocker lock(&s_logMutex);
       s_log.clear();
     }
-    RdpConfig config;
-    config.host = QStringLiteral("127.0.0.1");
-    config.port = guest.port();
-    config.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
-    config.configDir = m_configDir.path();
-    config.connectTimeoutMs = 20000;
+    const RdpConfig config = sessionrig::loopbackConfig(guest, m_configDir.path(), 20000);
     RdpSession session;
     QSignalSpy connected(&session, &RdpSession::connected);
     QSignalSpy failed(&session, &RdpSession::failed);
     QSignalSpy lost(&session, &RdpSession::lost);
-    session.start(config, credentials());
+    session.start(config, sessionrig::credentials(kUser, kPassword));
     Failure failure;
     if (duringConnect) {
       QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
