@@ -122,56 +122,43 @@ bool readPixel(ByteReader& r, uint32_t bpp, uint32_t& v) {
   return true;
 }
 
+// A run held in the header's low bits (`mask`: 5 bits for the regular orders, 4 for the lite
+// ones), counted in `unit`s; zero there means the next byte holds it, plus `bias`.
+bool shortRun(ByteReader& r, uint8_t header, uint8_t mask, uint32_t unit, uint32_t bias, uint32_t& run) {
+  run = header & mask;
+  if (run != 0) {
+    run *= unit;
+    return true;
+  }
+  uint8_t next = 0;
+  if (!r.u8(next))
+    return false;
+  run = uint32_t(next) + bias;
+  return true;
+}
+
 // The run length of an order whose header byte was just read.
 bool runLength(ByteReader& r, uint32_t code, uint8_t header, uint32_t& run) {
-  uint8_t next = 0;
-  uint16_t mega = 0;
   switch (code) {
   case RegularFgBgImage:
-    run = header & 0x1F;
-    if (run != 0) {
-      run *= 8;
-      return true;
-    }
-    if (!r.u8(next))
-      return false;
-    run = uint32_t(next) + 1;
-    return true;
+    return shortRun(r, header, 0x1F, 8, 1, run);
   case LiteSetFgFgBgImage:
-    run = header & 0x0F;
-    if (run != 0) {
-      run *= 8;
-      return true;
-    }
-    if (!r.u8(next))
-      return false;
-    run = uint32_t(next) + 1;
-    return true;
+    return shortRun(r, header, 0x0F, 8, 1, run);
   case RegularBgRun:
   case RegularFgRun:
   case RegularColorRun:
   case RegularColorImage:
-    run = header & 0x1F;
-    if (run != 0)
-      return true;
-    if (!r.u8(next))
-      return false;
-    run = uint32_t(next) + 32;
-    return true;
+    return shortRun(r, header, 0x1F, 1, 32, run);
   case LiteSetFgFgRun:
   case LiteDitheredRun:
-    run = header & 0x0F;
-    if (run != 0)
-      return true;
-    if (!r.u8(next))
-      return false;
-    run = uint32_t(next) + 16;
-    return true;
-  default: // mega-mega orders
+    return shortRun(r, header, 0x0F, 1, 16, run);
+  default: { // mega-mega orders
+    uint16_t mega = 0;
     if (!r.u16(mega))
       return false;
     run = mega;
     return true;
+  }
   }
 }
 
