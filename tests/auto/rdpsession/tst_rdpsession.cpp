@@ -2,6 +2,7 @@
 // session against the project's test guest (tests/fixtures/testguest/README.md).
 #include "GuestProcess.h"
 #include "SessionFrames.h"
+#include "SessionRig.h"
 #include "rdp/CertificatePin.h"
 #include "rdp/ChannelReport.h"
 #include "rdp/FrontGuard.h"
@@ -30,6 +31,8 @@
 #include <unistd.h>
 
 using namespace gc;
+using sessionrig::credentials;
+using sessionrig::lastFrame;
 
 namespace {
 // MS-RDPBCGR pointer flags (kept literal here so the test does not include FreeRDP).
@@ -69,10 +72,6 @@ qsizetype criticalCount() {
 QStringList criticalsSince(qsizetype from) {
   QMutexLocker lock(&s_logMutex);
   return s_critical.mid(from);
-}
-
-RdpCredentials credentials(const char* user, const char* password) {
-  return {SecureBuffer::copyOf(user).value(), SecureBuffer::copyOf(password).value(), SecureBuffer()};
 }
 
 qint64 monotonicNs() {
@@ -300,24 +299,11 @@ bool tst_RdpSession::startGuest(GuestProcess& guest, const QString& password, co
 }
 
 RdpConfig tst_RdpSession::config(const GuestProcess& guest) const {
-  RdpConfig c;
-  c.host = QStringLiteral("127.0.0.1");
-  c.port = guest.port();
-  c.pinSha256 = QByteArray::fromHex(guest.sha256().toLatin1());
-  c.configDir = m_configDir->path();
-  c.connectTimeoutMs = 15000;
-  return c;
+  return sessionrig::loopbackConfig(guest, m_configDir->path());
 }
 
 bool tst_RdpSession::connectSession(RdpSession& session, const GuestProcess& guest) {
-  QSignalSpy connected(&session, &RdpSession::connected);
-  QSignalSpy failed(&session, &RdpSession::failed);
-  session.start(config(guest), credentials(kUser, kPassword));
-  if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 20000))
-    return false;
-  if (!failed.isEmpty())
-    qWarning("connect failed: %s", qPrintable(failed.first().first().value<Failure>().toString()));
-  return !connected.isEmpty();
+  return sessionrig::connect(session, config(guest), credentials(kUser, kPassword));
 }
 
 bool tst_RdpSession::openInputSession(GuestProcess& guest, RdpSession& session,
@@ -406,8 +392,7 @@ void tst_RdpSession::showsTheGuestsIdentityMarker() {
   QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   QVERIFY(connectSession(session, guest));
   // The pixels the session hands out carry the marker of exactly this guest.
-  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
-                           10000);
+  QTRY_VERIFY_WITH_TIMEOUT(markerIn(lastFrame(frames)), 10000);
   const auto update = frames.last().first().value<FrameUpdate>();
   QCOMPARE(update.frame.size(), QSize(1024, 768));
   QCOMPARE(*markerIn(update.frame), kMarker);
@@ -434,9 +419,8 @@ void tst_RdpSession::followsAGuestDesktopResize() {
   QTRY_COMPARE_WITH_TIMEOUT(resized.count(), 1, 10000);
   QCOMPARE(resized.first().first().toSize(), QSize(800, 600));
   // The guest's size wins; after the resize every frame is the new size and still ours.
-  QTRY_VERIFY_WITH_TIMEOUT(frames.last().first().value<FrameUpdate>().frame.size() == QSize(800, 600) &&
-                               markerIn(frames.last().first().value<FrameUpdate>().frame) == kMarker,
-                           10000);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      lastFrame(frames).size() == QSize(800, 600) && markerIn(lastFrame(frames)) == kMarker, 10000);
   for (qsizetype i = framesBeforeResize; i < frames.count(); ++i)
     QCOMPARE(frames.at(i).first().value<FrameUpdate>().frame.size(), QSize(800, 600));
   QCOMPARE(lost.count(), 0);
@@ -470,8 +454,7 @@ void tst_RdpSession::fallsBackToBitmapsWithoutGfx() {
   SessionFrames sessionFrames(session);
   QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
   QVERIFY(connectSession(session, guest));
-  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
-                           10000);
+  QTRY_VERIFY_WITH_TIMEOUT(markerIn(lastFrame(frames)), 10000);
   const auto sync = syncOnce(session, timing(5000, 200, 1500));
   QVERIFY(sync && sync->ok());
   session.abort();
@@ -503,7 +486,7 @@ void tst_RdpSession::opensGfxOnTheGuestAndRefusesEveryOtherChannel() {
   QCOMPARE(graphics.value(QStringLiteral("path")).toString(), QStringLiteral("gfx"));
   // The guest's pixels arrive through the pipeline into the same frames.
   QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0 && !frames.isEmpty() &&
-                               markerIn(frames.last().first().value<FrameUpdate>().frame) == kMarker,
+                               markerIn(lastFrame(frames)) == kMarker,
                            15000);
   QVERIFY(pumpGuestUntil(
       guest, [&] { return guest.events(QStringLiteral("dvc_create")).size() >= offered.size() + 1; }, 15000));
@@ -1198,8 +1181,7 @@ void tst_RdpSession::frontPassesANormalSessionInBothGraphicsModes() {
   QVERIFY(connectSession(session, guest));
   const FrontGuard* front = session.frontGuard();
   QVERIFY(front);
-  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty() && markerIn(frames.last().first().value<FrameUpdate>().frame),
-                           15000);
+  QTRY_VERIFY_WITH_TIMEOUT(markerIn(lastFrame(frames)), 15000);
   if (gfx)
     QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > 0, 15000);
   // A motion workload: every frame of it passes through the fronts before FreeRDP.

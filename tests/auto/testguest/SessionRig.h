@@ -38,6 +38,8 @@ inline bool connect(gc::RdpSession& session, const gc::RdpConfig& config, gc::Rd
   session.start(config, std::move(credentials));
   if (!QTest::qWaitFor([&] { return !connected.isEmpty() || !failed.isEmpty(); }, 20000))
     return false;
+  if (!failed.isEmpty())
+    qWarning("connect failed: %s", qPrintable(failed.first().first().value<gc::Failure>().toString()));
   return !connected.isEmpty();
 }
 
