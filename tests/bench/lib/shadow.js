@@ -203,12 +203,11 @@ function compare({ row, rows, evidence }) {
     { offered_lossless: evidence[label].gfx_opened > 0, offered_any: offered });
 }
 
-async function shadowSuite(rig, opts) {
-  const { P, row, notes, log } = opts;
-  const ctx = { ...opts, evidence: {} };
-  for (const tool of ['Xvfb', 'freerdp-shadow-cli3', 'xfreerdp3'])
-    if (!have(tool)) { notes.push(`shadow: skipped, ${tool} is not installed`); return; }
-  const home = path.join(rig.work, 'shadow-home');
+// freerdp-shadow-cli3 on a fresh Xvfb 1920x1080 (NLA against a throwaway SAM account in a
+// private home, bound to 127.0.0.1), gc-bench-xload's static text page behind the workloads,
+// and its INFO log counted (SERVER_MARKERS). `label`: the home's name in the rig's work dir.
+async function startShadow(rig, label = 'shadow-home') {
+  const home = path.join(rig.work, label);
   fs.mkdirSync(home, { mode: 0o700 });
   const sam = path.join(home, 'SAM');
   fs.writeFileSync(sam, SAM_LINE, { mode: 0o600 });
@@ -237,6 +236,15 @@ async function shadowSuite(rig, opts) {
   const cert = crypto.createHash('sha256').update(der).digest('hex');
   const xenv = { DISPLAY: `:${dServer}` };
   const background = child(rig, rig.bin.xload, ['idle', '100000'], xenv); // the static text page
+  return { home, dServer, port, shadow, srvLog, cert, xenv, background };
+}
+
+async function shadowSuite(rig, opts) {
+  const { P, row, notes, log } = opts;
+  const ctx = { ...opts, evidence: {} };
+  for (const tool of ['Xvfb', 'freerdp-shadow-cli3', 'xfreerdp3'])
+    if (!have(tool)) { notes.push(`shadow: skipped, ${tool} is not installed`); return; }
+  const { home, dServer, port, shadow, srvLog, cert, xenv, background } = await startShadow(rig);
 
   // --- the console ---------------------------------------------------------------------
   // Counted from before the open: the server opens RDPGFX during the connection, before SETUP.
@@ -302,4 +310,4 @@ async function shadowSuite(rig, opts) {
   shadow.kill('SIGTERM');
 }
 
-module.exports = { shadowSuite, child, xvfb, freeDisplay, freePort, canConnect, USER, PASSWORD, SAM_LINE };
+module.exports = { shadowSuite, startShadow, have, child, xvfb, freeDisplay, freePort, canConnect, USER, PASSWORD, SAM_LINE };

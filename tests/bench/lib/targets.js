@@ -36,6 +36,11 @@ const TARGETS = [
   ['test guest gfx: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
   ['test guest legacy: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
   ['test guest gfx: console RSS', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
+  // Issue 27.5: the webview beside noVNC in the same Chromium, same display and workloads.
+  ['side-by-side: webview ÷ noVNC over x11vnc, Chromium CPU per painted frame', null, '≤ 1', (s) => s.median <= 1],
+  ['side-by-side: webview ÷ noVNC over x11vnc, frames/s painted', null, '≥ 1', (s) => s.median >= 1],
+  ['side-by-side: webview ÷ noVNC over x0vncserver, Chromium CPU per painted frame', null, '≤ 1', (s) => s.median <= 1],
+  ['side-by-side: webview ÷ noVNC over x0vncserver, frames/s painted', null, '≥ 1', (s) => s.median >= 1],
   ['test guest legacy: console RSS', null, `≤ 100 MB (${(100 * MB).toFixed(1)} MiB)`, (s) => s.max <= 100 * MB],
 ];
 

@@ -202,7 +202,8 @@ function prepare(notes) {
   };
 }
 
-async function openWebview(rig, g, mods, login = {}) {
+// `initScripts`: more page init scripts (functions), run before the panel's own script.
+async function openWebview(rig, g, mods, login = {}, initScripts = []) {
   const { chromium, harness, html } = mods;
   let pageHtml = '';
   // Variants for before/after figures: GC_BENCH_MEDIA serves another build of media/ (e.g.
@@ -227,6 +228,7 @@ async function openWebview(rig, g, mods, login = {}) {
   });
   const page = context.pages()[0] || (await context.newPage());
   await page.addInitScript(probeScript);
+  for (const script of initScripts) await page.addInitScript(script);
   await harness.openPanelPage(page, site.port);
   // The capability travels like the host's postMessage: page.evaluate over CDP (a pipe).
   await page.evaluate((info) => window.postMessage(info, '*'), {
@@ -381,4 +383,4 @@ async function webviewSuite(rig, { P, row, notes, log, QUICK, SOAK, rows }) {
   g.send({ cmd: 'quit' });
 }
 
-module.exports = { webviewSuite, prepare, openWebview, TreeMeter };
+module.exports = { webviewSuite, prepare, openWebview, TreeMeter, findBrowser };
