@@ -199,6 +199,29 @@ private slots:
     QVERIFY2(broken.isEmpty(), qPrintable(broken.join(QStringLiteral(", "))));
   }
 
+  // A repository path a reference page names in backticks exists (a class may be named without
+  // its .h/.cpp). Not paths: MCP's tools/list and tools/call, VS Code's own src/vs/…, what a
+  // build or npm makes (dist/, node_modules), and templates (<unit>, *, {…}, $VAR).
+  void docsNameOnlyPathsThatExist() {
+    const QRegularExpression quoted(QStringLiteral("`((?:src|tests|bridge|widgets|resources|scripts|tools|"
+                                                   "packaging|vscode-extension|docs|cmake)/[^`\\s]*)`"));
+    const QRegularExpression notAPath(
+        QStringLiteral("^(tools/(list|call)|src/vs/)|node_modules|/dist/|[<>*{}$|]"));
+    QStringList missing;
+    for (const QString& page : markdownPages(false)) {
+      for (const QRegularExpressionMatch& m : quoted.globalMatch(readSource(page))) {
+        const QString path = m.captured(1).section(QLatin1Char(':'), 0, 0).section(QLatin1Char('#'), 0, 0);
+        if (notAPath.match(path).hasMatch())
+          continue;
+        const QString full = sourcePath(path);
+        if (!QFileInfo::exists(full) && !QFileInfo::exists(full + QStringLiteral(".h")) &&
+            !QFileInfo::exists(full + QStringLiteral(".cpp")))
+          missing << page + QStringLiteral(": ") + m.captured(1);
+      }
+    }
+    QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QStringLiteral(", "))));
+  }
+
   // Docs are references: a dated run belongs in a results file. (An RFC 3339 example time and
   // the MCP protocol version 2025-11-25 are not runs.)
   void referencePagesCarryNoDatedRuns() {
