@@ -2,7 +2,7 @@
 // Guest A stopped, guest B (a new certificate) on its port: `open` is refused GUEST_CERT_MISMATCH
 // before any frame or credential; the decoy VM's guest was never contacted in the whole battery.
 // (TEST-135 items 3 and 8.)
-const { started, check, sleep, issueGrant, startGuest, guestEvents, connections, refusedOpen } = require('../lib/harness');
+const { check, sleep, issueGrant, startGuest, guestEvents, connections, refusedOpen } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { A, D, base, certB } = ctx;

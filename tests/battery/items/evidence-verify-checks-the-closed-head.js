@@ -2,7 +2,7 @@
 // `evidence verify --head` fails a log cut short or edited and re-chained, which pass without it.
 // Ends guest T.
 // (issue 15 point 6b.)
-const { fs, path, spawnSync, BIN, check, log, WORK, ENV, chainHash } = require('../lib/harness');
+const { fs, path, spawnSync, BIN, check, WORK, ENV, chainHash } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { trustGuest: T, trustEvidence: evidence } = ctx;

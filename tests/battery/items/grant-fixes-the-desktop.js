@@ -3,7 +3,7 @@
 // RDP_DESKTOP_MISMATCH at SETUP under a default grant (no input accepted) and opens under one naming
 // its size.
 // (issue 20 point 2.)
-const { path, crypto, SENTINEL_PW, USER, check, WORK, fwd, writeNode, issueGrant, startGuest, guestEvents, Session, openPanel, hello, evidenceLines, evidenceOf } = require('../lib/harness');
+const { path, crypto, SENTINEL_PW, USER, check, WORK, fwd, writeNode, issueGrant, startGuest, guestEvents, Session, openPanel, hello, evidenceLines } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { A } = ctx;

@@ -2,7 +2,7 @@
 // After the NLA login (SETUP) the console's memory holds no copy of the password; argv and environ
 // hold no sentinel. The NT hash / NTOWFv2 scan figures are judged in nothing-private-written-or-logged.
 // (TEST-135 item 6, issue 16 point 5b.)
-const { fs, P, SENTINEL_PW, USER, report, check, proc, inText } = require('../lib/harness');
+const { fs, P, SENTINEL_PW, USER, report, check, inText } = require('../lib/harness');
 const NTLM = require('../lib/ntlm');
 
 module.exports = async function run(ctx) {

@@ -2,7 +2,7 @@
 // After close, while the console waits for libvirt's verdict, its memory holds no run of a painted
 // colour and no byte of the capture; the closing evidence says what each owner wiped.
 // (issue 16 point 5a.)
-const { fs, path, crypto, decodePng, P, report, check, sleep, STATE, proc, issueGrant, Session, openPanel, hello, framePanel, Mcp } = require('../lib/harness');
+const { fs, path, crypto, decodePng, P, report, check, sleep, STATE, issueGrant, Session, openPanel, hello, framePanel, Mcp } = require('../lib/harness');
 const R = require('../lib/residue');
 
 module.exports = async function run(ctx) {

@@ -3,7 +3,7 @@
 // and binding; no sentinel is on disk, in a log, the receipt or the control channel; the scrub ran;
 // no NT hash / NTOWFv2 stayed in memory; the evidence verifies and holds no input or pixels.
 // (TEST-135 item 6 and "strace", issue 16 point 5b.)
-const { fs, path, spawnSync, P, BIN, report, check, log, redactDigest, WORK, STATE, RUNTIME, RUNS, ENV, LEDGER, proc, grepTree, NEEDLES, inText } = require('../lib/harness');
+const { fs, path, spawnSync, P, BIN, report, check, redactDigest, WORK, STATE, RUNTIME, RUNS, ENV, LEDGER, grepTree, NEEDLES, inText } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { S } = ctx;

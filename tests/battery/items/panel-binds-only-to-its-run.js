@@ -3,7 +3,7 @@
 // wrong capability, run, task, metadata or Origin is refused, the genuine one is welcomed with the
 // granted identity, and a second panel is refused PANEL_BUSY. The session goes on in the next items.
 // (TEST-135 items 9 and 1.)
-const { fs, path, crypto, report, check, redactDigest, RUNS, proc, issueGrant, Session, openPanel, hello, framePanel } = require('../lib/harness');
+const { fs, path, crypto, report, check, redactDigest, RUNS, issueGrant, Session, openPanel, hello, framePanel } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { A, VM, base } = ctx;

@@ -2,10 +2,10 @@
 // A squatter of another uid holding 16 silent, reconnecting connections to the panel port cannot
 // keep the genuine panel out: it is welcomed within 1 s. Its session goes on in the next item.
 // (issue 15 point 5.)
-const { fs, spawn, NOBODY, report, check, sleep, ENV, proc, issueGrant, connections, Session, openPanel, hello, SQUATTER } = require('../lib/harness');
+const { fs, spawn, NOBODY, report, check, sleep, ENV, issueGrant, Session, openPanel, hello, SQUATTER } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
-  const { R, rBase } = ctx;
+  const { rBase } = ctx;
   // 15.5: a squatter running as another uid (nobody) holds 16 silent connections to the panel
   // port, reconnecting at once; the genuine panel still gets its welcome.
   // 15.6a: then, in SETUP, the ACPI keys and an unknown scancode are refused SCANCODE_FORBIDDEN.

@@ -2,7 +2,7 @@
 // Panic while the lock's guest sync waits on a screen that never settles closes within 50 ms; panel
 // input in the sync is refused PHASE_LOCKED; capture never starts.
 // (issue 16 point 3.)
-const { started, report, check, sleep, evidenceOf, lockSessionOn } = require('../lib/harness');
+const { report, check, sleep, evidenceOf, lockSessionOn } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { A, base } = ctx;

@@ -2,7 +2,7 @@
 // `check --json` refuses each grant, UUID and port binding it must (one code each, exit 2),
 // binds the valid grant, and contacts no guest while doing so.
 // (TEST-135 items 1 and 8.)
-const { fs, path, execFileSync, spawnSync, BIN, check, sleep, WORK, STATE, RUNTIME, GRANTS, ENV, KEYS, LEDGER, ISSUER, fwd, writeNode, issueGrant, connections, runCheck, writeSigned } = require('../lib/harness');
+const { fs, path, execFileSync, spawnSync, BIN, check, WORK, STATE, RUNTIME, GRANTS, ENV, KEYS, LEDGER, ISSUER, fwd, writeNode, issueGrant, connections, runCheck, writeSigned } = require('../lib/harness');
 
 module.exports = async function run(ctx) {
   const { A, D, VM, DECOY, base, uuid } = ctx;
