@@ -55,7 +55,9 @@ function table(head, rows) {
 // The check rows every lane records ({item, name, ok, known_gap?, behaviour?}) as table rows.
 function checkRows(results) {
   const withBehaviour = results.some((r) => r.behaviour);
-  return results.map((r) => [r.item, ...(withBehaviour ? [r.behaviour || ''] : []), r.ok ? 'pass' : r.known_gap ? 'KNOWN GAP' : '**FAIL**', r.name]);
+  // A failed row carries the start of its details, as the runner printed them.
+  const text = (r) => (r.ok || !r.details ? r.name : `${r.name} — ${JSON.stringify(r.details).slice(0, 300)}`);
+  return results.map((r) => [r.item, ...(withBehaviour ? [r.behaviour || ''] : []), r.ok ? 'pass' : r.known_gap ? 'KNOWN GAP' : '**FAIL**', text(r)]);
 }
 const checkHead = (results) => ['item', ...(results.some((r) => r.behaviour) ? ['behaviour (file)'] : []), 'result', 'check (figures as measured)'];
 
