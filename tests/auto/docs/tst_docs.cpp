@@ -1,7 +1,8 @@
 // The docs stay true to the code (issue 28 item 5): every statement checked here once went
 // stale unnoticed. Refusal codes both ways, the FreeRDP messages the log router treats as
 // routine, the MCP subcommand, the live lane's argv, the count of the live lane's fixed
-// behaviours, links, the results files and the battery's item files.
+// behaviours, links and repository paths, dated runs, the results files, and the battery's item
+// files and traceability rows.
 #include "common/Refusal.h"
 
 #include <QDir>
@@ -291,6 +292,34 @@ private slots:
         untraced << name;
     }
     QVERIFY2(untraced.isEmpty(), qPrintable(untraced.join(QLatin1Char(' '))));
+  }
+
+  // Every item number the battery reports (check(ITEM, …)) has its row in test-135.md's table.
+  void everyReportedBatteryItemHasATraceabilityRow() {
+    const QDir items(sourcePath(QStringLiteral("tests/battery/items")));
+    const QRegularExpression reported(
+        QStringLiteral("\\b(?:check|knownGap)\\(\\s*(?:'([^']+)'|(\\d+))\\s*,"));
+    QSet<QString> ids;
+    for (const QString& name : items.entryList({QStringLiteral("*.js")}, QDir::Files)) {
+      for (const QRegularExpressionMatch& m :
+           reported.globalMatch(readSource(QStringLiteral("tests/battery/items/") + name)))
+        ids.insert(m.captured(1).isEmpty() ? m.captured(2) : m.captured(1));
+    }
+    QVERIFY(ids.size() > 10);
+    const QString table = section(readSource(QStringLiteral("docs/test-135.md")), QStringLiteral("## Items"));
+    QSet<QString> rows;
+    for (const QRegularExpressionMatch& m :
+         QRegularExpression(QStringLiteral("^\\| ([^ |]+) \\|"), QRegularExpression::MultilineOption)
+             .globalMatch(table))
+      rows.insert(m.captured(1));
+    QStringList missing;
+    for (const QString& id : ids) {
+      if (!rows.contains(id))
+        missing << id;
+    }
+    missing.sort();
+    QVERIFY2(missing.isEmpty(),
+             qPrintable(QStringLiteral("no row in test-135.md for ") + missing.join(QLatin1Char(' '))));
   }
 };
 
