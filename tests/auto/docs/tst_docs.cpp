@@ -1,8 +1,8 @@
-// The docs stay true to the code (issue 28 item 5): every statement checked here once went
-// stale unnoticed. Refusal codes both ways, the FreeRDP messages the log router treats as
-// routine, the MCP subcommand, the live lane's argv, the count of the live lane's fixed
-// behaviours, links and repository paths, dated runs, the results files, and the battery's item
-// files and traceability rows.
+// The docs stay true to the code (issue 28 item 5, which found ten stale statements): refusal
+// codes both ways, the FreeRDP messages the log router treats as routine, the MCP subcommand,
+// the live lane's argv, the count of the live lane's fixed behaviours, links and repository
+// paths, no dated runs in the references, the results files, and the battery's item files and
+// traceability rows.
 #include "common/Refusal.h"
 
 #include <QDir>
