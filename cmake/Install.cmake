@@ -11,6 +11,9 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/packaging/copyri
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 file(GLOB gc_docs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${gc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+# The results the runners generated (docs/results), which the reference pages link.
+file(GLOB gc_results CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/results/*.md)
+install(FILES ${gc_results} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs/results)
 
 # Manual pages, compressed as Debian installs them (gzip -n: no time stamp in the file).
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/packaging)
