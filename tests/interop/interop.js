@@ -115,6 +115,7 @@ async function issue25Runs(ctx) {
   // request_lock + capture_desktop through MCP, then `body` with the run's one action.
   const actionRun = async (label, textInput, body) => {
     const R = (sessions[label] = {});
+    const tRun = Date.now();
     const grant = L.grantWithAction(ctx.issueGrant(path.join(WORK, `grant-${label}.json`)), { kinds: ACTION_KINDS, limits: { text_chars: 64, scroll_notches: 5 }, text_input: textInput }, ctx.signKey);
     const logFrom = readText(ctx.xrdpLog).length;
     const con = proc('console', BIN.console, ['open', '--grant', grant, ...ctx.global]);
@@ -163,6 +164,7 @@ async function issue25Runs(ctx) {
     if (ws) ws.close();
     if (recorder && !recorder.exit) recorder.kill('SIGTERM');
     R.closed = closed && closed.reason;
+    R.wall_ms = Date.now() - tRun; // open → exit
     R.cleanup = { exit: exit && exit.code, run_dir_gone: ready && ready.run ? !fs.existsSync(path.join(RUNS, ready.run)) : null };
     R.evidence_has_text = ready && ready.run ? L.evidenceEntries(dirs.state, ready.run).some((e) => JSON.stringify(e).includes(TEXT_ASCII) || JSON.stringify(e).includes('Gc é')) : null;
     return R.cleanup.exit === 0 && R.cleanup.run_dir_gone === true && R.evidence_has_text === false;
@@ -416,7 +418,9 @@ async function main() {
   // account reconnect to it: the same xterm, its shell still writing ~/typed.
   let lastClose = tClose;
   const actionRuns = { X, display, lastClose: tClose, logFrom: readText(xrdpLog).length };
+  const t25 = Date.now();
   await issue25Runs({ issueGrant, signKey, global, typedFile, home, xrdpLog, runs: actionRuns });
+  report.figures.issue25_runs_ms = Date.now() - t25;
   lastClose = actionRuns.lastClose;
 
   // The session ends after the disconnect (KillDisconnected; xorgxrdp 0.9.19 waits at least

@@ -544,6 +544,7 @@ const SETTLE_AFTER_RECEIPT_MS = 1500;
 
 async function actionRun({ port, cert, serial }, label, textInput, body) {
   const R = (report.sessions[label] = {});
+  const tRun = Date.now();
   const grant = L.grantWithAction(issueGrant({ port, cert }), { kinds: ACTION_KINDS, limits: { text_chars: 64, scroll_notches: 5 }, text_input: textInput }, ISSUER.key);
   const s = new Session(label, grant);
   let mcp = null;
@@ -573,6 +574,7 @@ async function actionRun({ port, cert, serial }, label, textInput, body) {
   }
   const end = await s.closed();
   R.closed = end.closed && end.closed.reason;
+  R.wall_s = secs(tRun); // open → closed
   if (!s.run) return false;
   R.cleanup = { exit: end.exit && end.exit.code, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
   R.evidence = evidenceOf(STATE, s.run);
@@ -871,7 +873,9 @@ async function main() {
   await vsCodeSession({ port, cert: boot.cert, serial, prep: vsPrep });
 
   // ---- proof 7: type_text, scroll and drag on the real guest (issue 25) -----------------------
+  const tVocabulary = Date.now();
   await vocabularyRuns({ port, cert: boot.cert, serial });
+  report.timings_s.vocabulary_runs = secs(tVocabulary);
 
   // ---- diagnostic for 5a: the lifecycle watcher on the real domain, without losing RDP -------
   // (virsh suspend keeps QEMU and its forward alive, so only libvirt's event can close it.)
