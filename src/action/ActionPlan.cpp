@@ -210,20 +210,23 @@ Outcome<QList<InputEvent>> ActionPlan::plan(const ActionSpec& action, QSize fram
   }
   case K::TypeText: {
     const QString& text = action.text;
-    const bool unicode = context.caps.unicode;
+    // text_input "scancodes" types with scancodes even where the server advertises Unicode
+    // input: a server may advertise it and drop every Unicode event (FreeRDP 3.10's X11
+    // shadow server: x11_shadow_input_unicode_keyboard_event is a stub, server/shadow/X11/
+    // x11_shadow.c), and the console cannot see that; the grant's author can choose.
+    const bool unicode = context.caps.unicode && context.textInput != ActionPolicy::TextInput::Scancodes;
     if (!unicode) {
       if (context.textInput != ActionPolicy::TextInput::Scancodes)
         return unsupported(QStringLiteral("the guest's RDP server does not advertise Unicode keyboard input "
                                           "(the grant's text_input is \"unicode\")"));
       if (context.keyboardLayout != 0x00000409)
-        return unsupported(
-            QStringLiteral("no Unicode keyboard input, and scancode typing knows the US layout "
-                           "(0x00000409) only"));
+        return unsupported(QStringLiteral("the grant types text as keys (text_input), and that knows the US "
+                                          "layout (0x00000409) only"));
       for (qsizetype i = 0; i < text.size(); ++i) {
         const char16_t c = text[i].unicode();
         if (c != u'\n' && c != u'\r' && c != u'\t' && !usScancode(c))
-          return unsupported(QStringLiteral("no Unicode keyboard input, and character %1 of the text has no "
-                                            "key on the grant's layout")
+          return unsupported(QStringLiteral("the grant types text as keys (text_input), and character %1 of "
+                                            "the text has no key on the grant's layout")
                                  .arg(i));
       }
     }

@@ -14,23 +14,18 @@ const crypto = require('crypto');
 const { spawnSync, execFileSync, execFile } = require('child_process');
 const { WsClient } = require('../battery/lib/ws');
 const { decodePng } = require('../battery/lib/png');
-const { parseFrame, Canvas } = require('../battery/lib/gcf1');
 const P = require('../battery/lib/proc');
+const L = require('../lanes/lib/lane');
 const { ntHashHex } = require('./lib/md4');
 
 const started = Date.now();
-const REPO = path.resolve(__dirname, '../..');
-const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
-const BIN = { console: path.join(BUILD, 'bin/guest-console'), issue: path.join(BUILD, 'bin/gc-issue-grant') };
-const SDK = path.join(REPO, 'tests/mcp/node_modules/@modelcontextprotocol/sdk/dist/cjs');
-const ARTIFACTS = process.env.GC_ARTIFACTS_DIR || '/tmp/gc-artifacts';
+const { REPO, BUILD, BIN, ARTIFACTS, rnd, sleep, secs } = L;
 const REPORT = path.join(ARTIFACTS, 'live-report.json');
 const WORK = process.env.GC_LIVE_WORK;
 const IMAGE = process.env.GC_LIVE_IMAGE;
 const URI = 'qemu:///system';
 const DEADLINE_MS = Number(process.env.GC_LIVE_DEADLINE_S || 480) * 1000;
 
-const rnd = (n) => Array.from(crypto.randomBytes(n), (b) => 'abcdefghijkmnpqrstuvwxyz'[b % 24]).join('');
 const USER = 'operator';
 // The bound for a wait on an event (a guest observation, a phase, a UI state): every such wait
 // ends on the event itself; generous, because the TCG guest beside a loaded CI machine is slow.
@@ -40,14 +35,8 @@ const TYPED = `typed${rnd(6)}`; // typed in SETUP; must appear in the guest, nev
 
 const results = [];
 const report = { lane: 'live', issue: 10, started_at: new Date(started).toISOString(), build: path.relative(REPO, BUILD) || BUILD, items: results, timings_s: {}, sessions: {}, refusals: {} };
-function check(item, name, ok, details = {}) {
-  results.push({ item, name, ok: !!ok, details });
-  process.stdout.write(`${ok ? 'PASS' : 'FAIL'} [${item}] ${name}${ok ? '' : '  ' + JSON.stringify(details).slice(0, 900)}\n`);
-  return !!ok;
-}
+const check = L.reporter({ items: results });
 const log = (s) => process.stdout.write(`  .. ${s}\n`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const secs = (t0) => Math.round((Date.now() - t0) / 100) / 10;
 const redactUuid = (u) => (u ? String(u).slice(0, 8) + '…' : u);
 const redactDigest = (d) => (d ? String(d).slice(0, 16) + '…' : d);
 
@@ -59,14 +48,7 @@ const DOM = path.join(WORK, 'dom'); // QEMU (user nobody) writes the serial log 
 for (const d of [STATE, RUNTIME, GRANTS, path.join(WORK, 'home'), path.join(WORK, 'xhome')]) fs.mkdirSync(d, { mode: 0o700 });
 fs.mkdirSync(DOM, { mode: 0o700 });
 fs.chownSync(DOM, 65534, 65534);
-const ENV = {
-  PATH: process.env.PATH || '/usr/bin:/bin',
-  HOME: path.join(WORK, 'home'),
-  LANG: 'C.UTF-8',
-  ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1',
-  LSAN_OPTIONS: process.env.LSAN_OPTIONS || `suppressions=${path.join(REPO, 'tests/sanitizer/lsan.supp')}`,
-  UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || 'print_stacktrace=1',
-};
+const ENV = L.consoleEnv(path.join(WORK, 'home'));
 // A key made for this run signs every grant; the ledger and run locks stay in WORK
 // (--test-ledger-dir, test builds), as in the battery.
 const KEYS = path.join(WORK, 'keys');
@@ -324,46 +306,18 @@ function readMarker(img, covered) {
   return { keys: rows[1], buttons: rows[2], motions: rows[3] };
 }
 
-// Panel frames: composite lossless (PNG) rects; a JPEG rect makes its area unknown.
+// Panel frames (the lanes' shared compositor), with the observer's marker read from each.
 function frameTracker(ws) {
-  const canvas = new Canvas(decodePng);
-  const st = { frames: 0, png: 0, jpeg: 0, canvas: null, covered: null, marker: null, width: 0, height: 0 };
-  ws.on('binary', (msg) => {
-    try {
-      const f = parseFrame(msg);
-      st.frames++;
-      canvas.apply(f);
-      Object.assign(st, { canvas: canvas.image(), covered: canvas.covered, width: canvas.width, height: canvas.height, png: canvas.pngRects, jpeg: canvas.jpegRects });
-      const m = readMarker(st.canvas, st.covered);
-      if (m) st.marker = m;
-      ws.send({ type: 'frame_ack', frame: f.frame });
-    } catch (e) { st.error = String(e); }
-  });
+  const st = L.panelFrames(ws, (f) => { const m = readMarker(f.canvas, f.covered); if (m) f.marker = m; });
+  st.marker = null;
   return st;
 }
 
-async function waitUntil(pred, timeoutMs, stepMs = 50) {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred() && Date.now() < deadline) await sleep(stepMs);
-  return pred();
-}
+const waitUntil = (pred, timeoutMs, stepMs = 50) => L.until(pred, timeoutMs, stepMs);
+const waitUntilAsync = (pred, timeoutMs, stepMs = 100) => L.until(pred, timeoutMs, stepMs);
 
-// MCP through the official TypeScript SDK client (as tests/mcp does).
-async function mcpConnect(run) {
-  const { Client } = require(path.join(SDK, 'client/index.js'));
-  const { StdioClientTransport } = require(path.join(SDK, 'client/stdio.js'));
-  const transport = new StdioClientTransport({ command: BIN.console, args: ['mcp', '--run', run, ...GLOBAL], env: ENV, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr.on('data', (d) => { stderr += d.toString(); });
-  const client = new Client({ name: 'gc-live', version: '1.0.0' });
-  await client.connect(transport);
-  return {
-    client,
-    stderr: () => stderr,
-    call: (name, args = {}) => client.callTool({ name, arguments: args }),
-    close: () => client.close().catch(() => {}),
-  };
-}
+// MCP through the official TypeScript SDK client (the lanes' shared client).
+const mcpConnect = (run) => L.mcpConnect({ run, globalArgs: GLOBAL, env: ENV, name: 'gc-live' });
 function captureMarker(result) {
   const img = result && (result.content || []).find((c) => c.type === 'image');
   if (!img) return { error: 'no image content' };
@@ -405,7 +359,8 @@ const VS = {
 const LANE_MODULE = path.join(REPO, 'vscode-extension/out/test/e2e/codeServerLane.js');
 const TYPED_VS = `vs${rnd(6)}`; // typed into the panel in SETUP: must reach the guest, never the report
 const TYPED_VS_LOCKED = `x${rnd(5)}`; // typed after the lock: must never reach the guest
-const SECRETS = () => [SENTINEL_PW, ntHashHex(SENTINEL_PW), TYPED, TYPED_VS, TYPED_VS_LOCKED];
+// (and the issue-25 runs' texts: typed by the one action, never written down by the console)
+const SECRETS = () => [SENTINEL_PW, ntHashHex(SENTINEL_PW), TYPED, TYPED_VS, TYPED_VS_LOCKED, TEXT_ASCII, TEXT_UNICODE];
 const keyName = (ch) => `Key${ch.toUpperCase()}`;
 const scrub = (text) => SECRETS().reduce((t, x) => t.split(x).join('<secret>'), text);
 
@@ -572,13 +527,115 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   T.session = secs(t0);
 }
 
-async function waitUntilAsync(pred, timeoutMs, stepMs = 100) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await pred();
-    if (v || Date.now() > deadline) return v;
-    await sleep(stepMs);
+// ---------------------------------------------------------------------------------------
+// Proof 7 (issue 25, "What must show it"): the canonical vocabulary's type_text, scroll and
+// drag on the real guest, each its own run (one action per run) through the official MCP SDK
+// client, as a model harness drives it: request_lock, capture_desktop, perform_action. The
+// observer (serial) is the witness: what the guest's X server delivered to its window.
+const ACTION_KINDS = ['click', 'move', 'drag', 'scroll', 'key_chord', 'hold_key', 'type_text', 'wait', 'done', 'fail'];
+// ASCII, accented letters and a character above U+FFFF (a surrogate pair): 9 UTF-16 units.
+const TEXT_UNICODE = 'Gc é ß 😀';
+const TEXT_ASCII = 'Gc-Live 42!'; // every character has a key on the US layout (three need Shift)
+const KEYSYM_CHAR = { space: ' ', minus: '-', exclam: '!' };
+const typedFrom = (keys) => keys.filter((e) => e.down && !/^Shift_/.test(e.keysym)).map((e) => KEYSYM_CHAR[e.keysym] || e.keysym).join('');
+// What the guest observed after the receipt: the graceful finish means the server read all of
+// the action's input; the window below lets the serial log catch up (negative evidence).
+const SETTLE_AFTER_RECEIPT_MS = 1500;
+
+async function actionRun({ port, cert, serial }, label, textInput, body) {
+  const R = (report.sessions[label] = {});
+  const tRun = Date.now();
+  const grant = L.grantWithAction(issueGrant({ port, cert }), { kinds: ACTION_KINDS, limits: { text_chars: 64, scroll_notches: 5 }, text_input: textInput }, ISSUER.key);
+  const s = new Session(label, grant);
+  let mcp = null;
+  try {
+    await s.ready();
+    await s.login();
+    const t0 = Date.now();
+    const run = await L.lockAndCapture({ run: s.run, globalArgs: GLOBAL, env: ENV, name: 'gc-live', timeoutMs: EVENT_MS });
+    mcp = run.mcp;
+    R.lock_to_reviewing_s = secs(t0);
+    R.server_input = run.status.action && run.status.action.server_input;
+    R.text_input = run.status.action && run.status.action.text_input;
+    const perform = async (args) => {
+      const from = serial.length;
+      const r = await mcp.call('perform_action', args);
+      const receipt = L.sc(r);
+      await sleep(SETTLE_AFTER_RECEIPT_MS);
+      const o = observed(serial, from);
+      return { receipt, isError: r.isError === true, o, recorded: recorded(serial, from).filter((l) => !l.startsWith('req motion')) };
+    };
+    await body({ s, mcp, R, perform });
+  } catch (e) {
+    check(7, `${label}: the run reached its action`, false, { error: String(e && e.message || e).slice(0, 600), control: s.events.slice(-4) });
+    s.proc.send({ cmd: 'close' }); // a run that did not act is closed by the operator
+  } finally {
+    if (mcp) await mcp.close();
   }
+  const end = await s.closed();
+  R.closed = end.closed && end.closed.reason;
+  R.wall_s = secs(tRun); // open → closed
+  if (!s.run) return false;
+  R.cleanup = { exit: end.exit && end.exit.code, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
+  R.evidence = evidenceOf(STATE, s.run);
+  return R.cleanup.exit === 0 && R.cleanup.run_dir_gone && R.cleanup.leftovers === 0 && R.evidence.verifies && R.evidence.clean;
+}
+
+async function vocabularyRuns(ctx) {
+  const units = [...TEXT_UNICODE].reduce((n, ch) => n + (ch.codePointAt(0) > 0xffff ? 2 : 1), 0);
+  const clean = [];
+  // (a) type_text with text_input "unicode": what the shadow server does with Unicode events.
+  clean.push(await actionRun(ctx, 'type_unicode', 'unicode', async ({ R, perform }) => {
+    const { receipt, o, isError } = await perform({ action: { type: 'type_text', text: TEXT_UNICODE } });
+    R.action = { outcome: receipt.outcome, guest_confirmed: receipt.guest_confirmed, events_sent: receipt.events_sent, utf16_units: units, keys_seen: o.keys.length, error: isError ? receipt.code : null };
+    check(7, `type_text "${TEXT_UNICODE.replace(/[^\x20-\x7e]/g, '?')}" (text_input unicode): the shadow server advertises Unicode input, the console sends one Unicode down+up per UTF-16 unit and the guest reads them (guest_confirmed), yet its X server gets none of them: FreeRDP 3.10's X11 shadow server drops Unicode keyboard events`,
+      R.server_input && R.server_input.unicode === true && receipt.outcome === 'executed' && receipt.guest_confirmed === true && receipt.events_sent === 2 * units && o.keys.length === 0, { server_input: R.server_input, ...R.action });
+  }));
+  // (b) text_input "scancodes": what the US layout has is typed, the rest refused, nothing half-typed.
+  clean.push(await actionRun(ctx, 'type_scancodes', 'scancodes', async ({ mcp, R, perform }) => {
+    const from = ctx.serial.length;
+    const refused = await L.refusedAction(mcp, { action: { type: 'type_text', text: TEXT_UNICODE } });
+    await sleep(SETTLE_AFTER_RECEIPT_MS);
+    const none = observed(ctx.serial, from);
+    R.refused = { ...refused, keys_seen: none.keys.length };
+    check(7, 'type_text of accented letters and U+1F600 with text_input scancodes: refused ACTION_UNSUPPORTED (no US key), nothing typed, the action not used up',
+      refused.isError && refused.code === 'ACTION_UNSUPPORTED' && refused.acted === false && none.keys.length === 0, R.refused);
+    const { receipt, o } = await perform({ action: { type: 'type_text', text: TEXT_ASCII } });
+    const downs = o.keys.filter((e) => e.down).length, ups = o.keys.length - downs;
+    R.action = { outcome: receipt.outcome, guest_confirmed: receipt.guest_confirmed, events_sent: receipt.events_sent, keys_seen: o.keys.length, downs, ups, typed_matches: typedFrom(o.keys) === TEXT_ASCII, action: receipt.action, text_in_receipt: JSON.stringify(receipt).includes(TEXT_ASCII) };
+    check(7, 'type_text of ASCII (capitals, digits, punctuation) with text_input scancodes reaches the guest exactly (observer keysyms spell it; Shift held for the shifted ones), every key released, events_sent = the key events the guest saw',
+      receipt.outcome === 'executed' && receipt.guest_confirmed === true && R.action.typed_matches && downs === ups && receipt.events_sent === o.keys.length && o.buttons.length === 0 && !R.action.text_in_receipt, R.action);
+  }));
+  // (c) scroll: one wheel PDU per notch; the X server turns each into a button 4/5 press and release.
+  const SCROLL = { x: 600, y: 500, dy: 3 };
+  clean.push(await actionRun(ctx, 'scroll', 'unicode', async ({ R, perform }) => {
+    const { receipt, o, recorded: rec } = await perform({ action: { type: 'scroll', x: SCROLL.x, y: SCROLL.y, dx: 0, dy: SCROLL.dy } });
+    const wheel = o.buttons.filter((b) => b.button === 5);
+    R.action = { outcome: receipt.outcome, guest_confirmed: receipt.guest_confirmed, events_sent: receipt.events_sent, action: receipt.action, buttons: o.buttons.map((b) => `${b.button}${b.down ? '+' : '-'}@${b.x},${b.y}`), keys_seen: o.keys.length, recorded_in_guest: rec };
+    check(7, `scroll dy=${SCROLL.dy} at (${SCROLL.x},${SCROLL.y}) moves the guest's view by exactly ${SCROLL.dy} notches down (button 5 pressed and released ${SCROLL.dy} times at the point, nothing else)`,
+      receipt.outcome === 'executed' && receipt.guest_confirmed === true && receipt.events_sent === 1 + SCROLL.dy && wheel.length === 2 * SCROLL.dy && o.buttons.length === wheel.length &&
+      wheel.every((b, i) => b.down === (i % 2 === 0) && b.x === SCROLL.x && b.y === SCROLL.y) && o.keys.length === 0, R.action);
+  }));
+  // (d) drag: button 1 down at the first point, moves no more than 8 px apart, up at the last.
+  const PATH = [{ x: 300, y: 400 }, { x: 340, y: 430 }, { x: 420, y: 450 }];
+  clean.push(await actionRun(ctx, 'drag', 'unicode', async ({ R, perform }) => {
+    const from = ctx.serial.length;
+    const { receipt } = await perform({ action: { type: 'drag', path: PATH } });
+    const ev = ctx.serial.events(from).filter((e) => e.kind !== 'key');
+    const downAt = ev.findIndex((e) => e.kind === 'button' && e.down), upAt = ev.findIndex((e) => e.kind === 'button' && !e.down);
+    const held = downAt >= 0 && upAt > downAt ? ev.slice(downAt + 1, upAt).filter((e) => e.kind === 'motion') : [];
+    const pts = downAt >= 0 ? [ev[downAt], ...held] : [];
+    const steps = pts.slice(1).map((p, i) => Math.hypot(p.x - pts[i].x, p.y - pts[i].y));
+    const first = PATH[0], last = PATH[PATH.length - 1];
+    const down = ev[downAt], up = ev[upAt];
+    R.action = { outcome: receipt.outcome, guest_confirmed: receipt.guest_confirmed, events_sent: receipt.events_sent, action: receipt.action, down: down && { button: down.button, x: down.x, y: down.y }, up: up && { button: up.button, x: up.x, y: up.y },
+      moves_while_held: held.length, max_step_px: steps.length ? Math.round(Math.max(...steps) * 10) / 10 : null, moved_by: down && up ? { dx: up.x - down.x, dy: up.y - down.y } : null, buttons: ev.filter((e) => e.kind === 'button').length };
+    check(7, `drag along ${PATH.length} points: the guest sees button 1 go down at (${first.x},${first.y}), the pointer move with it held through every point in steps of at most 8 px (+ rounding to whole pixels: < 9), and the button come up at (${last.x},${last.y})`,
+      receipt.outcome === 'executed' && receipt.guest_confirmed === true && down && up && down.button === 1 && up.button === 1 && down.x === first.x && down.y === first.y && up.x === last.x && up.y === last.y &&
+      R.action.buttons === 2 && steps.length > 0 && steps.every((d) => d < 9) && PATH.slice(1).every((p) => held.some((m) => m.x === p.x && m.y === p.y)), R.action);
+  }));
+  check(7, 'each issue-25 run closed after its action (exit 0), run dir gone, no process left; its evidence verifies and holds no secret, text or scancode', clean.every(Boolean),
+    Object.fromEntries(['type_unicode', 'type_scancodes', 'scroll', 'drag'].map((k) => [k, report.sessions[k] && { closed: report.sessions[k].closed, ...report.sessions[k].cleanup, evidence_ok: report.sessions[k].evidence && report.sessions[k].evidence.verifies && report.sessions[k].evidence.clean }])));
 }
 
 // =======================================================================================
@@ -815,6 +872,11 @@ async function main() {
   // ---- proof 2 once more, through the real VS Code lane -------------------------------------
   await vsCodeSession({ port, cert: boot.cert, serial, prep: vsPrep });
 
+  // ---- proof 7: type_text, scroll and drag on the real guest (issue 25) -----------------------
+  const tVocabulary = Date.now();
+  await vocabularyRuns({ port, cert: boot.cert, serial });
+  report.timings_s.vocabulary_runs = secs(tVocabulary);
+
   // ---- diagnostic for 5a: the lifecycle watcher on the real domain, without losing RDP -------
   // (virsh suspend keeps QEMU and its forward alive, so only libvirt's event can close it.)
   {
@@ -911,6 +973,10 @@ async function finish(error) {
   if (SECRETS().some((x) => json.includes(x))) throw new Error('the report would contain a secret or the typed text');
   fs.mkdirSync(ARTIFACTS, { recursive: true, mode: 0o700 });
   fs.writeFileSync(REPORT, json + '\n', { mode: 0o600 });
+  // The dated results file (docs/results/live.md is a committed copy of one).
+  try {
+    require('../battery/lib/results').writeCheckResults({ lane: 'live', runner: 'tests/live/run', results, seconds: report.timings_s.proofs, secrets: SECRETS(), artifacts: ARTIFACTS });
+  } catch (e) { process.stdout.write(`live: no results file: ${e.message}\n`); }
   process.stdout.write(`report: ${REPORT} (proofs ${report.timings_s.proofs} s)\n${passed} passed, ${failed} failed\n`);
   process.exit(failed ? 1 : 0);
 }

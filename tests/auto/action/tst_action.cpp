@@ -567,6 +567,42 @@ private slots:
     QCOMPARE(got.join(u' '), QStringLiteral("k2a+ k1e+ k1e- k2a- k39+ k39- k30+ k30-"));
   }
 
+  // text_input "scancodes" types with scancodes even where the server advertises Unicode
+  // input (FreeRDP 3.10's shadow server advertises it and drops every Unicode event: the live
+  // lane's finding, issue 25): what the US layout has is typed, anything else is refused
+  // before a single event is planned, never half-typed.
+  void typesScancodesWhenTheGrantSaysSoEvenWithUnicodeInput() {
+    ActionPlan::Context unicodeServer;
+    unicodeServer.caps = InputCaps{true, true, true};
+    unicodeServer.textInput = ActionPolicy::TextInput::Scancodes;
+    const Outcome<ActionSpec> ascii = ActionSpec::fromJson(
+        QJsonDocument::fromJson("{\"type\":\"type_text\",\"text\":\"A b\"}").object(), everyKind());
+    QVERIFY(ascii.ok());
+    const Outcome<QList<InputEvent>> typed = ActionPlan::plan(*ascii, QSize(320, 200), unicodeServer);
+    QVERIFY(typed.ok());
+    QStringList got;
+    for (const InputEvent& e : typed.value()) {
+      QVERIFY(e.kind != InputEvent::Kind::Unicode);
+      got << eventText(e);
+    }
+    QCOMPARE(got.join(u' '), QStringLiteral("k2a+ k1e+ k1e- k2a- k39+ k39- k30+ k30-"));
+    const Outcome<ActionSpec> accented = ActionSpec::fromJson(
+        QJsonDocument::fromJson(QString::fromUtf8("{\"type\":\"type_text\",\"text\":\"ab\u00e9\"}").toUtf8())
+            .object(),
+        everyKind());
+    QVERIFY(accented.ok());
+    const Outcome<QList<InputEvent>> refused = ActionPlan::plan(*accented, QSize(320, 200), unicodeServer);
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.code(), Refusal::ActionUnsupported);
+    // With text_input "unicode" the same server gets Unicode events.
+    unicodeServer.textInput = ActionPolicy::TextInput::Unicode;
+    const Outcome<QList<InputEvent>> unicode = ActionPlan::plan(*accented, QSize(320, 200), unicodeServer);
+    QVERIFY(unicode.ok());
+    QCOMPARE(unicode.value().size(), 6);
+    for (const InputEvent& e : unicode.value())
+      QVERIFY(e.kind == InputEvent::Kind::Unicode);
+  }
+
   // The grant limits the vocabulary: outside it is ACTION_INVALID, nothing is sent and the
   // one action is not used up (issue 25 point 2).
   void refusesActionsOutsideTheGrant_data() {

@@ -1,0 +1,164 @@
+'use strict';
+// What the lanes against real RDP servers share (tests/live/live.js: a libvirt/QEMU guest
+// behind FreeRDP's shadow server; tests/interop/interop.js: xrdp + xorgxrdp): the build's
+// binaries, the console's environment, PASS/FAIL reporting, bounded waits on a state, the
+// panel's frame compositing, grants with an action block, the official MCP SDK client and
+// the one action's run (lock, capture, perform_action) as a model harness drives it (issue 28).
+// Nothing here sleeps to synchronise: every wait ends on the state it waits for, bounded.
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const crypto = require('crypto');
+const { decodePng } = require('../../battery/lib/png');
+const { parseFrame, Canvas } = require('../../battery/lib/gcf1');
+
+const REPO = path.resolve(__dirname, '../../..');
+const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
+const BIN = { console: path.join(BUILD, 'bin/guest-console'), issue: path.join(BUILD, 'bin/gc-issue-grant') };
+const SDK = path.join(REPO, 'tests/mcp/node_modules/@modelcontextprotocol/sdk/dist/cjs');
+const ARTIFACTS = process.env.GC_ARTIFACTS_DIR || '/tmp/gc-artifacts';
+
+// Letters only (the console's redacting logger rewrites long hex runs).
+const rnd = (n) => Array.from(crypto.randomBytes(n), (b) => 'abcdefghijkmnpqrstuvwxyz'[b % 24]).join('');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const secs = (t0) => Math.round((Date.now() - t0) / 100) / 10;
+
+// The console's environment: nothing of the caller's but PATH; the sanitizers' options.
+function consoleEnv(home) {
+  return {
+    PATH: process.env.PATH || '/usr/bin:/bin',
+    HOME: home,
+    LANG: 'C.UTF-8',
+    ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1',
+    LSAN_OPTIONS: process.env.LSAN_OPTIONS || `suppressions=${path.join(REPO, 'tests/sanitizer/lsan.supp')}`,
+    UBSAN_OPTIONS: process.env.UBSAN_OPTIONS || 'print_stacktrace=1',
+  };
+}
+
+// PASS/FAIL lines and the report's items. `details` of a passing check are printed only with
+// `verbose` (the interop lane's habit); a failing one always, cut to `limit` characters.
+function reporter({ items, verbose = false, limit = 900 }) {
+  return function check(item, name, ok, details = {}) {
+    items.push({ item, name, ok: !!ok, details });
+    const shown = ok && !verbose ? '' : '  ' + JSON.stringify(details).slice(0, limit);
+    process.stdout.write(`${ok ? 'PASS' : 'FAIL'} [${item}] ${name}${shown}\n`);
+    return !!ok;
+  };
+}
+const summary = (items) => { const passed = items.filter((r) => r.ok).length; return { passed, failed: items.length - passed }; };
+
+// Resolves to pred()'s value once it is truthy (pred may be async), polling a state (a file,
+// a port, a serial log, a process table) every `everyMs`; to the last falsy value after
+// `timeoutMs`. Never used to wait for time itself.
+async function until(pred, timeoutMs, everyMs = 50) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await pred();
+    if (v || Date.now() > end) return v;
+    await sleep(everyMs);
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
+function portOpen(port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port });
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
+
+// The panel client's picture: composites every frame's rectangles (PNG lossless; a JPEG rect
+// makes its area unknown) and acknowledges each frame. `onImage(state)` after each frame.
+function panelFrames(ws, onImage) {
+  const canvas = new Canvas(decodePng);
+  const st = { frames: 0, png: 0, jpeg: 0, canvas: null, covered: null, width: 0, height: 0, firstAt: 0 };
+  ws.on('binary', (msg) => {
+    try {
+      const f = parseFrame(msg);
+      if (!st.frames) st.firstAt = Date.now();
+      st.frames++;
+      canvas.apply(f);
+      Object.assign(st, { canvas: canvas.image(), covered: canvas.covered, width: canvas.width, height: canvas.height, png: canvas.pngRects, jpeg: canvas.jpegRects });
+      if (onImage) onImage(st);
+      ws.send({ type: 'frame_ack', frame: f.frame });
+    } catch (e) { st.error = String(e); }
+  });
+  return st;
+}
+
+// Rewrites a grant with `action` (kinds, limits, text_input: gc-issue-grant has no options for
+// them) and signs the exact bytes again with the issuer's Ed25519 key (PEM).
+function grantWithAction(file, action, signKey) {
+  const obj = JSON.parse(fs.readFileSync(file, 'utf8'));
+  obj.action = action;
+  const bytes = Buffer.from(JSON.stringify(obj));
+  fs.writeFileSync(file, bytes, { mode: 0o600 });
+  fs.writeFileSync(`${file}.sig`, crypto.sign(null, bytes, fs.readFileSync(signKey, 'utf8')).toString('base64') + '\n', { mode: 0o600 });
+  return file;
+}
+
+// MCP through the official TypeScript SDK client (as tests/mcp does): `guest-console mcp`.
+async function mcpConnect({ run, globalArgs, env, name }) {
+  const { Client } = require(path.join(SDK, 'client/index.js'));
+  const { StdioClientTransport } = require(path.join(SDK, 'client/stdio.js'));
+  const transport = new StdioClientTransport({ command: BIN.console, args: ['mcp', '--run', run, ...globalArgs], env, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr.on('data', (d) => { stderr += d.toString(); });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => stderr,
+    call: (tool, args = {}) => client.callTool({ name: tool, arguments: args }),
+    close: () => client.close().catch(() => {}),
+  };
+}
+const sc = (r) => (r && r.structuredContent) || {};
+
+// The model's side of one run, through MCP: request_lock (the barrier), capture_desktop until
+// the first frame is there (a lock right after login may precede it: the console answers with
+// an error, no transition), then the caller's refusals and its one perform_action. Returns
+// {mcp, status, capture}; throws naming the step that failed.
+async function lockAndCapture({ run, globalArgs, env, name, timeoutMs }) {
+  const mcp = await mcpConnect({ run, globalArgs, env, name });
+  const lock = await mcp.call('request_lock');
+  if (lock.isError) throw new Error(`request_lock refused: ${JSON.stringify(sc(lock))}`);
+  let capture = null;
+  await until(async () => { capture = await mcp.call('capture_desktop'); return !capture.isError; }, timeoutMs, 500);
+  if (!capture || capture.isError) throw new Error(`capture_desktop refused: ${JSON.stringify(sc(capture))}`);
+  const status = sc(await mcp.call('status'));
+  return { mcp, status, capture };
+}
+
+// A refused perform_action: its code, and whether the run still has its action (status.acted).
+async function refusedAction(mcp, args) {
+  const r = await mcp.call('perform_action', args).catch((e) => ({ thrown: String(e) }));
+  const st = sc(await mcp.call('status'));
+  return { isError: r.isError === true, code: sc(r).code || r.thrown || null, acted: st.acted, phase: st.phase };
+}
+
+// The session's evidence entries (parsed JSON lines) from the console's state dir.
+function evidenceEntries(stateDir, run) {
+  const dir = path.join(stateDir, 'evidence');
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.startsWith(run)) : [];
+  return files.flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return {}; } }));
+}
+
+// A receipt as a report may keep it: identities redacted (UUID 8 hex, digests 16 hex).
+function redactReceipt(r) {
+  if (!r) return r;
+  const cut = (v, n) => (v ? String(v).slice(0, n) + '…' : v);
+  return { ...r, grant_digest: cut(r.grant_digest, 16), vm_uuid: cut(r.vm_uuid, 8), evidence_head: cut(r.evidence_head, 16) };
+}
+
+module.exports = {
+  REPO, BUILD, BIN, SDK, ARTIFACTS, rnd, sleep, secs, consoleEnv, reporter, summary, until, freePort, portOpen,
+  panelFrames, grantWithAction, mcpConnect, sc, lockAndCapture, refusedAction, evidenceEntries, redactReceipt,
+};
