@@ -207,6 +207,39 @@ private slots:
     QCOMPARE(closedChannels.value(QStringLiteral("dynamic_refused_total")).toInt(-1), 0);
   }
 
+  // The extension opens its panel as soon as "ready" arrives, usually before the operator has
+  // logged in: the authorized panel waits (no welcome, no frame) and is served the moment
+  // the guest connects (lifecycle Connecting → Serving, issue 28.2).
+  void servesAPanelThatCameBeforeTheGuest() {
+    ConsoleRig rig;
+    QVERIFY(rig.prepare());
+    QVERIFY(rig.openConsole().ok());
+    QVERIFY(rig.waitControl(QStringLiteral("ready")));
+    const QJsonObject p =
+        rig.controlEvents(QStringLiteral("ready")).value(0).value(QStringLiteral("panel")).toObject();
+    QSignalSpy opened(&rig.panel, &QWebSocket::connected);
+    rig.panel.open(QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(p.value(QStringLiteral("port")).toInt())));
+    QVERIFY(opened.wait(5000));
+    rig.panel.sendTextMessage(
+        QStringLiteral("{\"type\":\"hello\",\"run\":\"%1\",\"task\":\"task-1\",\"capability\":\"%2\","
+                       "\"client\":{\"kind\":\"test\",\"version\":\"1\"}}")
+            .arg(rig.runId, p.value(QStringLiteral("capability")).toString()));
+    QTRY_VERIFY_WITH_TIMEOUT(!evidenceEntries(rig, QStringLiteral("panel")).isEmpty(), 10000); // authorized
+    QCOMPARE(rig.console->lifecycle(), Lifecycle::AwaitingCredentials);
+    QVERIFY(rig.panelMessages(QStringLiteral("welcome")).isEmpty());
+    QCOMPARE(rig.framesReceived, 0);
+    QVERIFY(rig.connectGuest());
+    QCOMPARE(rig.console->lifecycle(), Lifecycle::Serving);
+    QTRY_COMPARE_WITH_TIMEOUT(rig.panelMessages(QStringLiteral("welcome")).size(), 1, 10000);
+    const QJsonObject identity =
+        rig.panelMessages(QStringLiteral("welcome")).value(0).value(QStringLiteral("identity")).toObject();
+    QVERIFY(identity.contains(QStringLiteral("security"))); // the welcome of a connected session
+    QTRY_VERIFY_WITH_TIMEOUT(rig.framesReceived > 0, 10000);
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    QCOMPARE(rig.console->lifecycle(), Lifecycle::Closed);
+  }
+
   // Against the test guest's GFX mode the console opens RDPGFX and nothing else; every other
   // channel the guest offers is refused and counted by name in the evidence.
   void evidenceCountsEveryRefusedChannel() {
