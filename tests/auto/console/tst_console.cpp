@@ -893,11 +893,17 @@ private slots:
     spec.password = QStringLiteral("wrong");
     ConsoleRig rig(spec);
     QVERIFY2(rig.openSession(ConsoleRig::Reach::Opened), qPrintable(rig.failure));
+    // What `--credentials tty` asks on: each attempt after the first, as it is asked for.
+    QSignalSpy asked(rig.console.get(), &Console::credentialsRequired);
     for (int attempt = 1; attempt <= 3; ++attempt) {
       QVERIFY(rig.waitControl(QStringLiteral("credentials_required"), attempt, 20000));
+      QCOMPARE(rig.console->lifecycle(), Lifecycle::AwaitingCredentials);
       rig.sendControl("{\"cmd\":\"credentials\",\"username\":\"op\",\"password\":\"wrong\"}");
     }
     QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 30000));
+    QCOMPARE(asked.size(), 2);
+    QCOMPARE(asked.at(0).at(2).toInt(), 2);
+    QCOMPARE(asked.at(1).at(2).toInt(), 3);
     QVERIFY(rig.waitControl(QStringLiteral("closed")));
     QCOMPARE(rig.controlEvents(QStringLiteral("closed")).value(0).value(QStringLiteral("reason")).toString(),
              QStringLiteral("AUTH_EXHAUSTED"));
