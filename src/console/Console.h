@@ -90,7 +90,7 @@ public:
   Lifecycle lifecycle() const { return m_lifecycle; }
 
 signals:
-  // After teardown: exit code for the process (0 = closed normally).
+  // After teardown: the process's exit status (ExitCode::Ok: every close after an open).
   void finished(int exitCode);
   void rdpConnected();
   // Also sent as "credentials_required" on the control channel.
@@ -110,7 +110,7 @@ private:
   bool isConnected() const {
     return m_lifecycle == Lifecycle::Connected || m_lifecycle == Lifecycle::Serving;
   }
-  bool isTornDown() const { return m_lifecycle >= Lifecycle::TearingDown; }
+  bool isTornDown() const { return m_lifecycle >= Lifecycle::TearingDown; } // the enum is in order
 
   // open()'s steps, in order (ConsoleOpen.cpp); the first refusal ends the open in fail().
   Status prepareProcess();

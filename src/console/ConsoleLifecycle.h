@@ -19,6 +19,7 @@
 
 namespace gc {
 
+// In the order a console goes through them (Console::isTornDown compares).
 enum class Lifecycle {
   Opening,             // open(): grant, ledger, VM binding, reader, pin, evidence, sockets
   AwaitingCredentials, // "credentials_required" sent; nothing reaches the guest
