@@ -120,7 +120,7 @@ int runCheck(const QStringList& arguments) {
   parser.process(arguments);
   if (!parser.isSet(QStringLiteral("grant"))) {
     std::fputs("guest-console check: --grant FILE is required\n", stderr);
-    return kExitInternal;
+    return exitStatus(ExitCode::Internal);
   }
   if (parser.isSet(QStringLiteral("allow-unsigned-grants")))
     std::fputs("guest-console: WARNING: --allow-unsigned-grants: unsigned grants are accepted "
@@ -169,8 +169,8 @@ int runCheck(const QStringList& arguments) {
   }
   std::fflush(stdout);
   if (!result.failure)
-    return kExitOk;
-  return result.failure->code == Refusal::Internal ? kExitInternal : kExitRefused;
+    return exitStatus(ExitCode::Ok);
+  return exitStatus(exitCodeFor(result.failure->code));
 }
 
 } // namespace gc

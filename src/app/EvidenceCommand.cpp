@@ -27,19 +27,19 @@ int runEvidence(const QStringList& arguments) {
   const QStringList args = parser.positionalArguments();
   if (args.size() != 3 || args.at(1) != QLatin1String("verify")) {
     std::fputs("usage: guest-console evidence verify FILE [--head HEX]\n", stderr);
-    return kExitInternal;
+    return exitStatus(ExitCode::Internal);
   }
   const bool haveHead = parser.isSet(QStringLiteral("head"));
   const QByteArray expected = parser.value(QStringLiteral("head")).trimmed().toLower().toLatin1();
   static const QRegularExpression hex64(QStringLiteral("\\A[0-9a-f]{64}\\z"));
   if (haveHead && !hex64.match(QString::fromLatin1(expected)).hasMatch()) {
     std::fputs("guest-console evidence verify: --head must be 64 hex digits\n", stderr);
-    return kExitInternal;
+    return exitStatus(ExitCode::Internal);
   }
   const auto v = EvidenceLog::verifyFile(args.at(2));
   if (!v.ok) {
     std::fprintf(stdout, "evidence: BROKEN: %s\n", qPrintable(v.error));
-    return kExitRefused;
+    return exitStatus(ExitCode::Refused);
   }
   if (haveHead && v.head != expected) {
     // Where the expected head sits tells a log that goes on past it (e.g. the receipt's
@@ -52,7 +52,7 @@ int runEvidence(const QStringList& arguments) {
     std::fprintf(stdout, "evidence: %s: %llu lines end at head %s; %s\n",
                  qPrintable(refusalName(Refusal::EvidenceHeadMismatch)),
                  static_cast<unsigned long long>(v.lines), v.head.constData(), qPrintable(where));
-    return kExitRefused;
+    return exitStatus(ExitCode::Refused);
   }
   std::fprintf(stdout, "evidence: ok, %llu lines, head %s\n", static_cast<unsigned long long>(v.lines),
                v.head.constData());
@@ -63,7 +63,7 @@ int runEvidence(const QStringList& arguments) {
     std::fputs("  internal consistency only: a cut or re-chained log passes this; give --head HEX (the "
                "closed line's evidence_head) to prove the log ends there\n",
                stdout);
-  return kExitOk;
+  return exitStatus(ExitCode::Ok);
 }
 
 } // namespace gc

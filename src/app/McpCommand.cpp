@@ -17,12 +17,12 @@ int runMcp(const QStringList& arguments) {
   parser.process(arguments);
   if (!parser.isSet(QStringLiteral("run")) || !parser.positionalArguments().isEmpty()) {
     std::fputs("usage: guest-console mcp --run RUN_ID [--runtime-dir DIR]\n", stderr);
-    return kMcpExitUsage;
+    return exitStatus(ExitCode::Usage);
   }
   const Outcome<AppPaths> paths = resolvePaths(parser);
   if (!paths.ok()) {
     std::fprintf(stderr, "guest-console mcp: %s\n", qPrintable(paths.failure().toString()));
-    return kMcpExitRefused;
+    return exitStatus(ExitCode::Unavailable);
   }
   return runMcpRelay(paths->runtimeDir, parser.value(QStringLiteral("run")));
 }

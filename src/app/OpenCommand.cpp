@@ -50,7 +50,7 @@ int runOpen(const QStringList& arguments) {
   ControlChannel control(0, 1);
   auto refuse = [&control](Refusal code, const QString& message) {
     control.sendError(code, message);
-    return code == Refusal::Internal ? kExitInternal : kExitRefused;
+    return exitStatus(exitCodeFor(code));
   };
   const QString credentialSource = parser.value(QStringLiteral("credentials"));
   if (credentialSource != QLatin1String("stdin") && credentialSource != QLatin1String("tty"))
@@ -102,7 +102,7 @@ int runOpen(const QStringList& arguments) {
   if (Status started = events.start(); !started.ok())
     return refuse(started.code(), started.failure().message);
 
-  int exitCode = kExitOk;
+  int exitCode = exitStatus(ExitCode::Ok);
   {
     Console console(options, &control);
     QObject::connect(&console, &Console::finished, qApp, [](int code) { QCoreApplication::exit(code); });
@@ -121,7 +121,7 @@ int runOpen(const QStringList& arguments) {
           Qt::QueuedConnection);
     }
     if (Status opened = console.open(); !opened.ok())
-      exitCode = opened.code() == Refusal::Internal ? kExitInternal : kExitRefused;
+      exitCode = exitStatus(exitCodeFor(opened.code()));
     else
       exitCode = QCoreApplication::exec();
   }

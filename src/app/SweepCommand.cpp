@@ -29,7 +29,7 @@ int runSweep(const QStringList& arguments) {
     } else {
       std::fprintf(stdout, "refused: %s\n", qPrintable(paths.failure().toString()));
     }
-    return kExitRefused;
+    return exitStatus(ExitCode::Refused);
   }
   const RunSweeper::Report report = RunSweeper::sweep(paths->runtimeDir);
   if (json) {
@@ -44,7 +44,7 @@ int runSweep(const QStringList& arguments) {
                  static_cast<long long>(report.kept.size()));
   }
   std::fflush(stdout);
-  return report.refused ? kExitRefused : kExitOk;
+  return exitStatus(report.refused ? ExitCode::Refused : ExitCode::Ok);
 }
 
 } // namespace gc

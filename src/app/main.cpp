@@ -1,6 +1,7 @@
 // guest-console: the headless console. Subcommands: check, open, mcp, sweep, evidence.
 // Each has its own --help.
 #include "app/Commands.h"
+#include "common/ExitCode.h"
 #include "common/Log.h"
 #include "privacy/ZeroingAllocator.h"
 
@@ -37,10 +38,12 @@ int main(int argc, char** argv) {
   if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
     if (args.size() >= 2 && (args.at(1) == QLatin1String("--version") || args.at(1) == QLatin1String("-v"))) {
       std::printf("guest-console %s\n", GC_VERSION);
-      return 0;
+      return gc::exitStatus(gc::ExitCode::Ok);
     }
     std::fputs(kUsage, args.size() >= 2 && args.at(1).contains(QLatin1String("help")) ? stdout : stderr);
-    return args.size() >= 2 && args.at(1).contains(QLatin1String("help")) ? 0 : 1;
+    return gc::exitStatus(args.size() >= 2 && args.at(1).contains(QLatin1String("help"))
+                              ? gc::ExitCode::Ok
+                              : gc::ExitCode::Internal);
   }
   const QString command = args.takeAt(1);
   // QCommandLineParser sees "guest-console <options…>" for check/open, positional args for evidence.
@@ -57,5 +60,5 @@ int main(int argc, char** argv) {
     return gc::runEvidence(args);
   }
   std::fprintf(stderr, "guest-console: unknown command '%s'\n%s", qPrintable(command), kUsage);
-  return 1;
+  return gc::exitStatus(gc::ExitCode::Internal);
 }

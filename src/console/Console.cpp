@@ -1,64 +1,16 @@
 #include "console/Console.h"
 
-#include "common/DescriptorReserve.h"
-#include "grant/GrantLedger.h"
-#include "grant/GrantLoader.h"
+#include "console/ConsoleEvidence.h"
 #include "grant/KeyboardLayout.h"
-#include "privacy/CredentialNeedles.h"
-#include "privacy/RunSweeper.h"
 #include "privacy/SecureImage.h"
-#include "privacy/ZeroingAllocator.h"
-#include "sandbox/ReaderSandbox.h"
 #include "session/ControlChannel.h"
-#include "vm/DomainBinder.h"
 #include "vm/DomainWatcher.h"
 
-#include <QCoreApplication>
-#include <QDateTime>
-#include <QDir>
-#include <QJsonArray>
 #include <QLoggingCategory>
-#include <QRandomGenerator>
-
-#include <csignal>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 
 namespace gc {
 
 Q_LOGGING_CATEGORY(lcConsole, "gc.console")
-
-namespace {
-
-// No core file may ever hold a frame, an input event or a credential (DESIGN.md §9).
-void disableCoreDumps() {
-  const struct rlimit none { 0, 0 };
-  ::setrlimit(RLIMIT_CORE, &none);
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-}
-
-// How long the console waits, after the action, for the guest to have read it and closed.
-// Generous: a busy guest (freerdp-shadow-cli3 in a TCG VM encoding full GFX frames) reads the
-// last input seconds late; a guest that closes returns at once.
-constexpr std::chrono::milliseconds kActionDeliveryBound{15000};
-// After RDP_LOST, how long libvirt has to say the domain went away (a destroy drops the
-// connection first; libvirt reports the stop once its own teardown is done).
-constexpr std::chrono::milliseconds kVmVerdictWindow{2500};
-
-// A peer that is gone (the guest after the console's half-close, a parent that closed its
-// pipe) must cost a write EPIPE, not kill the console before it has cleaned up.
-void ignoreBrokenPipes() {
-  ::signal(SIGPIPE, SIG_IGN);
-}
-
-QJsonObject countsToJson(const QMap<Refusal, quint64>& counts) {
-  QJsonObject o;
-  for (auto it = counts.begin(); it != counts.end(); ++it)
-    o.insert(refusalName(it.key()), qint64(it.value()));
-  return o;
-}
-
-} // namespace
 
 Console::Console(ConsoleOptions options, ControlChannel* control, QObject* parent)
     : QObject(parent), m_options(std::move(options)), m_control(control), m_gate(&m_phases, &m_sink),
@@ -80,6 +32,27 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
     else
       close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message);
   });
+  connectBarrier();
+  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32 frameId) {
+    if (m_panel)
+      m_panel->sendBinary(packet);
+    m_packetSerials.emplace_back(frameId, m_frameSerial); // its ack releases the guest's acks
+    if (m_packetSerials.size() > 64)
+      m_packetSerials.pop_front();
+  });
+  if (m_control) {
+    connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
+    connect(m_control, &ControlChannel::lockRequested, this,
+            [this] { requestLock(QStringLiteral("control")); });
+    connect(m_control, &ControlChannel::closeRequested, this, [this] { close(Refusal::OperatorClose); });
+    connect(m_control, &ControlChannel::panicRequested, this, [this] { close(Refusal::Panic); });
+    connect(m_control, &ControlChannel::parentGone, this, [this] { close(Refusal::ParentGone); });
+  }
+}
+
+// The lock barrier's three hooks: release what the setup held down, the guest sync, and the
+// drained announcement (panel, control channel, evidence).
+void Console::connectBarrier() {
   m_barrier.setReleaseHeld([this](QDeadlineTimer deadline) -> Status {
     const Outcome<RdpInputSink::Released> released = m_sink.releaseHeld(deadline);
     if (!released)
@@ -115,34 +88,33 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
       m_panel->sendText(panel::drained(upto));
       m_panel->flush(); // before the held-input release and the commit that follow
     }
-    m_control->send(QStringLiteral("drained"), QJsonObject{{QStringLiteral("upto"), qint64(upto)}});
+    sendControl(control::drained(upto));
     record(QStringLiteral("drain"),
            QJsonObject{{QStringLiteral("result"), QStringLiteral("ok")},
                        {QStringLiteral("upto"), qint64(upto)},
                        {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())}});
   });
-  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32 frameId) {
-    if (m_panel)
-      m_panel->sendBinary(packet);
-    m_packetSerials.emplace_back(frameId, m_frameSerial); // its ack releases the guest's acks
-    if (m_packetSerials.size() > 64)
-      m_packetSerials.pop_front();
-  });
-  if (m_control) {
-    connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
-    connect(m_control, &ControlChannel::lockRequested, this,
-            [this] { requestLock(QStringLiteral("control")); });
-    connect(m_control, &ControlChannel::closeRequested, this, [this] { close(Refusal::OperatorClose); });
-    connect(m_control, &ControlChannel::panicRequested, this, [this] { close(Refusal::Panic); });
-    connect(m_control, &ControlChannel::parentGone, this, [this] { close(Refusal::ParentGone); });
-  }
 }
 
 Console::~Console() {
-  if (!m_tornDown) {
+  if (!isTornDown()) {
     m_phases.close(Refusal::Internal, QStringLiteral("console destroyed"));
     teardown();
   }
+}
+
+bool Console::setLifecycle(Lifecycle to) {
+  const Lifecycle from = m_lifecycle;
+  const std::optional<QString> why = lifecycleEdgeReason(from, to);
+  if (!why) {
+    qCWarning(lcConsole).noquote() << "refused lifecycle change" << lifecycleName(from) << "->"
+                                   << lifecycleName(to);
+    return false;
+  }
+  m_lifecycle = to;
+  qCInfo(lcConsole).noquote() << "lifecycle" << lifecycleName(from) << "->" << lifecycleName(to) << ":"
+                              << *why;
+  return true;
 }
 
 VmTarget Console::vmTargetOf(const Grant& grant) {
@@ -170,244 +142,23 @@ void Console::record(const QString& event, const QJsonObject& fields) {
     qCWarning(lcConsole) << "evidence:" << s.failure().toString();
 }
 
-QJsonObject Console::identity() const {
-  QJsonObject id{{QStringLiteral("vm_name"), m_grant.vm.name},
-                 {QStringLiteral("vm_uuid_prefix"), m_grant.vm.uuid.left(8)},
-                 {QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex.left(16))},
-                 {QStringLiteral("cert_fingerprint"), m_grant.certSha256Display().left(23)},
-                 {QStringLiteral("cert_pin"), !m_grant.rdp.unpinned},
-                 {QStringLiteral("signed"), m_grant.signed_},
-                 {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}};
-  // Once connected: the negotiated security ("tls" = no NLA: the guest checks the password
-  // after the connection, and a retyped one travels as panel keys).
-  if (m_connected && m_rdp) {
-    id.insert(QStringLiteral("security"), m_rdp->securityProtocol());
-    // What the console sent in the Client Core Data (servers do not echo the layout back).
-    id.insert(QStringLiteral("keyboard_layout"),
-              KeyboardLayout::toString(m_grant.rdp.desktop.keyboardLayout));
-  }
-  return id;
-}
-
-Status Console::fail(const Failure& failure) {
-  qCWarning(lcConsole) << "refused:" << failure.toString();
+void Console::sendControl(const control::Event& event) {
   if (m_control)
-    m_control->send(QStringLiteral("error"), QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
-                                                         {QStringLiteral("message"), failure.message}});
-  if (!m_evidence.isOpen() && !m_options.stateDir.isEmpty()) {
-    // A refusal before the run's own log exists still leaves an evidence entry.
-    const QString name =
-        QStringLiteral("refused-%1-%2")
-            .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMddThhmmsszzz")))
-            .arg(QCoreApplication::applicationPid());
-    (void)m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")), name);
-  }
-  QJsonObject fields{{QStringLiteral("code"), refusalName(failure.code)},
-                     {QStringLiteral("message"), failure.message}};
-  if (!m_grant.digestHex.isEmpty())
-    fields.insert(QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex));
-  record(QStringLiteral("refused"), fields);
-  if (m_rdp)
-    m_rdp->abort(); // the reader, if it was spawned: nothing outlives a refused open
-  const Status removed = m_runDir.remove();
-  record(QStringLiteral("cleanup"), QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()}});
-  m_evidence.close();
-  m_runLock.reset();
-  m_tornDown = true;
-  return Status(failure);
+    m_control->send(event);
 }
 
-Status Console::open() {
-  disableCoreDumps();
-  ignoreBrokenPipes();
-  DescriptorReserve::hold(); // for accept, evidence and teardown at the descriptor limit (issue 26)
-  const QDateTime now = QDateTime::currentDateTimeUtc();
-  Outcome<Grant> grant = GrantLoader::loadFile(m_options.grantPath, m_options.policy, now);
-  if (!grant.ok())
-    return fail(grant.failure());
-  m_grant = std::move(grant).value();
+// Once connected: the negotiated security ("tls" = no NLA: the guest checks the password after
+// the connection, and a retyped one travels as panel keys) and the keyboard layout sent.
+QJsonObject Console::identity() const {
+  const bool connected = isConnected() && m_rdp;
+  return entry::identity(m_grant, m_options.policy.allowUnsigned,
+                         connected ? std::optional<QString>(m_rdp->securityProtocol()) : std::nullopt);
+}
 
-  GrantLedger ledger(m_options.ledgerDir);
-  if (const Outcome<bool> seen = ledger.lookup(m_grant.grantId); !seen.ok())
-    return fail(seen.failure());
-  else if (seen.value())
-    return fail(
-        Failure{Refusal::GrantReused, QStringLiteral("grant %1 was already used").arg(m_grant.grantId)});
-  // One live console per run, whichever grant names it (before libvirt or any socket).
-  Outcome<RunLock> runLock = RunLock::acquire(m_options.ledgerDir, m_grant.runId);
-  if (!runLock.ok())
-    return fail(runLock.failure());
-  m_runLock = std::move(runLock).value();
-
-  if (!m_connection) {
-    Outcome<LibvirtConnection> connection = LibvirtConnection::openReadOnly(m_grant.vm.libvirtUri);
-    if (!connection.ok())
-      return fail(connection.failure());
-    m_connection = std::move(connection).value();
-  }
-  Outcome<VmBinding> binding = DomainBinder::bind(*m_connection, vmTargetOf(m_grant));
-  if (!binding.ok())
-    return fail(binding.failure());
-  m_binding = binding.value();
-
-  // Run dirs of consoles that were killed go first (only provably ours and provably dead).
-  (void)RunSweeper::sweep(m_options.runtimeDir);
-  if (Status created =
-          m_runDir.create(m_options.runtimeDir, m_grant.runId, QString::fromLatin1(m_grant.digestHex));
-      !created.ok())
-    return fail(created.failure());
-
-  // The RDP reader: the process that will parse the guest's bytes, sandboxed, with a shared
-  // desktop for the grant's desktop. Before the grant is consumed: a machine that cannot run
-  // it (descriptors, memory, processes) refuses the run with nothing spent.
-  m_rdp = std::make_unique<RdpReader>();
-  const QSize maxDesktop(m_grant.rdp.desktop.width, m_grant.rdp.desktop.height);
-  if (Status spawned =
-          m_rdp->spawn(maxDesktop, m_options.readerProgram.isEmpty() ? RdpReader::defaultProgram()
-                                                                     : m_options.readerProgram);
-      !spawned.ok())
-    return fail(spawned.failure());
-  connect(m_rdp.get(), &RdpReader::connected, this, &Console::onRdpConnected);
-  connect(m_rdp.get(), &RdpReader::failed, this, &Console::onRdpFailed);
-  connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
-  connect(m_rdp.get(), &RdpReader::frameUpdated, this, [this](const FrameUpdate& update) {
-    m_frameSerial = update.serial; // the pacing's account (issue 27)
-    onFrame(update.frame, update.dirty);
-  });
-  connect(m_rdp.get(), &RdpReader::desktopResized, this, &Console::onRdpDesktopResized);
-
-  // The pin is checked before any credential is asked for (by the reader: the probe reads
-  // the guest's TLS handshake).
-  if (!m_grant.rdp.unpinned) {
-    const Outcome<QByteArray> probed =
-        m_rdp->probe(m_grant.rdp.host, m_grant.rdp.port, m_grant.rdp.certSha256, m_options.probeTimeoutMs);
-    if (!probed.ok())
-      return fail(probed.failure());
-  }
-
-  // Every descriptor the run needs is there before the grant is spent (issue 26).
-  if (Status fds = DescriptorReserve::ensureFree(); !fds.ok()) {
-    DescriptorReserve::release(); // the refusal's evidence needs one too
-    return fail(fds.failure());
-  }
-
-  // From here on the grant is spent, whatever happens next.
-  if (Status consumed = ledger.consume(m_grant); !consumed.ok())
-    return fail(consumed.failure());
-
-  if (Status opened = m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")),
-                                      m_grant.runId + QLatin1Char('-') + m_grant.grantId.left(8));
-      !opened.ok())
-    return fail(opened.failure());
-  record(QStringLiteral("opened"),
-         QJsonObject{{QStringLiteral("grant_digest"), QString::fromLatin1(m_grant.digestHex)},
-                     {QStringLiteral("grant_id"), m_grant.grantId},
-                     {QStringLiteral("run"), m_grant.runId},
-                     {QStringLiteral("task"), m_grant.taskId},
-                     {QStringLiteral("guest"), identity()},
-                     {QStringLiteral("rule"), m_binding.ruleSource},
-                     {QStringLiteral("port"), m_binding.hostPort},
-                     {QStringLiteral("signed"), m_grant.signed_},
-                     {QStringLiteral("unsigned_grants_allowed"), m_options.policy.allowUnsigned}});
-  record(
-      QStringLiteral("reader"),
-      QJsonObject{{QStringLiteral("sandbox"), ReaderSandbox::describe(m_rdp->sandbox())},
-                  {QStringLiteral("desktop_bytes"), qint64(maxDesktop.width()) * maxDesktop.height() * 4}});
-
-  m_watcher = std::make_unique<DomainWatcher>(*m_connection, m_grant.vm.uuid);
-  connect(m_watcher.get(), &DomainWatcher::domainGone, this, [this](Refusal code, const QString& reason) {
-    if (m_tornDown) // closed on RDP_LOST and waiting for this verdict (awaitVmVerdict)
-      concludeVmVerdict(reason);
-    else
-      close(code, reason);
-  });
-  if (Status watching = m_watcher->start(); !watching.ok())
-    return fail(watching.failure());
-
-  m_phases.setExpiry(m_grant.expiresAt);
-  armExpiryWakeUp();
-
-  m_capability.resize(32);
-  QRandomGenerator::system()->fillRange(reinterpret_cast<quint32*>(m_capability.data()), 8);
-  PanelPolicy policy;
-  policy.run = m_grant.runId;
-  policy.task = m_grant.taskId;
-  policy.capability = m_capability;
-  policy.panelMetadata = m_grant.panel.metadata;
-  policy.extraOrigins = m_options.extraOrigins;
-  m_panel = std::make_unique<PanelServer>(policy);
-  if (!m_panel->listen())
-    return fail(Failure{Refusal::Internal, QStringLiteral("panel server: %1").arg(m_panel->errorString())});
-  connect(m_panel.get(), &PanelServer::panelAuthorized, this,
-          [this](const panel::Hello& hello) { onPanelAuthorized(hello.clientKind, hello.clientVersion); });
-  connect(m_panel.get(), &PanelServer::panelGone, this,
-          [this] { close(Refusal::OperatorClose, QStringLiteral("the panel closed")); });
-  connect(m_panel.get(), &PanelServer::closeRequested, this,
-          [this] { close(Refusal::OperatorClose, QStringLiteral("closed from the panel")); });
-  connect(m_panel.get(), &PanelServer::lockRequested, this, [this] { requestLock(QStringLiteral("panel")); });
-  connect(m_panel.get(), &PanelServer::keyReceived, this,
-          [this](const panel::Key& k) { onPanelKey(k.seq, k.scancode, k.down); });
-  connect(m_panel.get(), &PanelServer::pointerReceived, this,
-          [this](const panel::Pointer& p) { onPanelPointer(p.seq, p.x, p.y, p.buttons, p.wheel); });
-  connect(m_panel.get(), &PanelServer::frameAcked, this, [this](quint32 frame) {
-    if (m_phases.closeIfExpired())
-      return;
-    m_pipeline.acknowledge(frame);
-    quint64 presented = 0; // the newest guest frame the panel has now shown
-    for (; !m_packetSerials.empty() && m_packetSerials.front().first <= frame; m_packetSerials.pop_front())
-      presented = m_packetSerials.front().second;
-    if (presented && m_rdp)
-      m_rdp->notePresented(presented);
-  });
-  connect(m_panel.get(), &PanelServer::frameRefreshRequested, this, [this](quint32) {
-    if (m_phases.closeIfExpired())
-      return;
-    ++m_panelRefreshes;
-    refreshPanel();
-  });
-
-  // The MCP relay's socket in the private run dir; the action service answers it.
-  m_action = std::make_unique<ActionService>(
-      m_grant, ActionService::VmIdentity{m_binding.uuid, m_binding.name}, &m_phases, &m_barrier, &m_evidence,
-      &m_sink, [this] { return m_frame; });
-  connect(m_action.get(), &ActionService::receiptIssued, this,
-          [this](const QJsonObject& receipt) { m_control->send(QStringLiteral("receipt"), receipt); });
-  m_action->setInputCaps([this] { return m_sink.inputCaps(); });
-  m_action->setPointerPosition([this] { return m_sink.lastPointer(); });
-  m_action->setReleaseHeld([this](QDeadlineTimer deadline) -> Outcome<ActionService::Released> {
-    const Outcome<RdpInputSink::Released> released = m_sink.releaseHeld(deadline);
-    if (!released)
-      return released.failure();
-    return ActionService::Released{released->keys, released->buttons};
-  });
-  // The receipt waits for the guest: the action is the run's last input, so the reader's
-  // graceful finish (the guest read all of it and closed) confirms it before the answer.
-  m_action->setConfirmGuest([this] {
-    ActionService::GuestConfirmation confirmation;
-    if (!m_rdp || m_actionFinished)
-      return confirmation;
-    m_actionFinished = true;
-    const RdpReader::Finish finish = m_rdp->finishGracefully(kActionDeliveryBound);
-    recordActionFinish(finish);
-    confirmation.confirmed = finish.confirmed;
-    confirmation.elapsedMs = finish.elapsedMs;
-    return confirmation;
-  });
-  m_mcp = std::make_unique<ActionSocketServer>(m_action.get());
-  if (!m_mcp->listen(m_runDir.mcpSocketPath()))
-    return fail(Failure{Refusal::Internal, QStringLiteral("MCP socket: %1").arg(m_mcp->errorString())});
-
-  m_control->send(
-      QStringLiteral("ready"),
-      QJsonObject{{QStringLiteral("run"), m_grant.runId},
-                  {QStringLiteral("task"), m_grant.taskId},
-                  {QStringLiteral("vm"), m_grant.vm.name},
-                  {QStringLiteral("identity"), identity()},
-                  {QStringLiteral("panel"),
-                   QJsonObject{{QStringLiteral("port"), m_panel->port()},
-                               {QStringLiteral("capability"), QString::fromLatin1(m_capability.toHex())}}}});
-  requestCredentials();
-  return success();
+QJsonObject Console::inputCounts() const {
+  return QJsonObject{{QStringLiteral("accepted"), qint64(m_gate.acceptedCount())},
+                     {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())},
+                     {QStringLiteral("refused"), entry::refusalCounts(m_gate.refusedCounts())}};
 }
 
 void Console::armExpiryWakeUp() {
@@ -418,27 +169,19 @@ void Console::armExpiryWakeUp() {
 bool Console::refuseIfExpired() {
   if (!m_phases.closeIfExpired())
     return false;
-  if (m_control)
-    m_control->sendError(Refusal::Expired, QStringLiteral("the grant has expired"));
+  sendControl(control::error(Refusal::Expired, QStringLiteral("the grant has expired")));
   return true;
 }
 
 Status Console::acceptGuestSync(const Outcome<SyncResult>& sync) {
-  recordGuestSync(sync);
+  record(QStringLiteral("guest_sync"), entry::guestSync(sync));
   if (!sync.ok())
     return Status(sync.failure());
-  const bool settleAllowed = m_grant.lock.confirmation == Grant::Lock::Confirmation::Settle;
-  QJsonObject confirmation{
-      {QStringLiteral("by"), syncConfirmationName(sync->confirmedBy)},
-      {QStringLiteral("required"), Grant::Lock::confirmationName(m_grant.lock.confirmation)},
-      {QStringLiteral("settled"), sync->settled},
-      {QStringLiteral("ms"), sync->elapsedMs}};
-  if (sync->answered)
-    confirmation.insert(QStringLiteral("answer_ms"), sync->answerMs);
-  m_barrier.noteConfirmation(confirmation);
+  m_barrier.noteConfirmation(entry::lockConfirmation(*sync, m_grant.lock.confirmation));
   // A quiet screen is not a confirmation: a frozen guest is quiet too, and would run the
   // drained input later, just before the model's action (issue 24). Fail closed unless the
   // grant opted into the weaker rule.
+  const bool settleAllowed = m_grant.lock.confirmation == Grant::Lock::Confirmation::Settle;
   if (sync->confirmedBy == SyncConfirmation::SettleOnly && !settleAllowed) {
     const QString why =
         sync->refreshSupported
@@ -454,31 +197,15 @@ Status Console::acceptGuestSync(const Outcome<SyncResult>& sync) {
   return success();
 }
 
-void Console::recordGuestSync(const Outcome<SyncResult>& sync) {
-  QJsonObject entry{{QStringLiteral("result"), sync.ok() ? QStringLiteral("ok") : refusalName(sync.code())}};
-  if (sync.ok()) {
-    // Only what happened: the answer counts only if it covered the whole requested area.
-    entry.insert(QStringLiteral("confirmed_by"), syncConfirmationName(sync->confirmedBy));
-    entry.insert(QStringLiteral("refresh_rect"), !sync->refreshSupported ? QStringLiteral("not_supported")
-                                                 : sync->answered        ? QStringLiteral("answered")
-                                                                         : QStringLiteral("unanswered"));
-    if (sync->answered)
-      entry.insert(QStringLiteral("answer_ms"), sync->answerMs);
-    entry.insert(QStringLiteral("settled"), sync->settled);
-    entry.insert(QStringLiteral("ms"), sync->elapsedMs);
-  }
-  record(QStringLiteral("guest_sync"), entry);
-}
-
 void Console::requestCredentials() {
+  if (!setLifecycle(Lifecycle::AwaitingCredentials))
+    return;
   ++m_authAttempt;
-  m_awaitingCredentials = true;
-  m_control->send(
-      QStringLiteral("credentials_required"),
-      QJsonObject{{QStringLiteral("username"), m_grant.panel.metadata.value(QStringLiteral("username"))},
-                  {QStringLiteral("domain"), m_grant.panel.metadata.value(QStringLiteral("domain"))},
-                  {QStringLiteral("attempt"), m_authAttempt},
-                  {QStringLiteral("max_attempts"), m_options.maxAuthAttempts}});
+  const QJsonValue username = m_grant.panel.metadata.value(QStringLiteral("username"));
+  const QJsonValue domain = m_grant.panel.metadata.value(QStringLiteral("domain"));
+  sendControl(control::credentialsRequired(username, domain, m_authAttempt, m_options.maxAuthAttempts));
+  // `--credentials tty` asks on the terminal from here (OpenCommand).
+  emit credentialsRequired(username.toString(), domain.toString(), m_authAttempt);
 }
 
 void Console::onCredentials(Credentials& credentials) {
@@ -487,12 +214,19 @@ void Console::onCredentials(Credentials& credentials) {
     refuseIfExpired();
     return;
   }
-  if (!m_awaitingCredentials || m_phases.isClosed()) {
+  if (m_lifecycle != Lifecycle::AwaitingCredentials || m_phases.isClosed()) {
     credentials.wipe();
-    m_control->sendError(Refusal::PhaseWrong, QStringLiteral("no credentials were asked for"));
+    sendControl(control::error(Refusal::PhaseWrong, QStringLiteral("no credentials were asked for")));
     return;
   }
-  m_awaitingCredentials = false;
+  setLifecycle(Lifecycle::Connecting);
+  record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
+  m_rdp->start(rdpConfig(), std::move(credentials));
+  credentials.wipe(); // whatever was not moved
+}
+
+// What the reader connects to and asks for, from the grant.
+RdpConfig Console::rdpConfig() const {
   RdpConfig config;
   config.host = m_grant.rdp.host;
   config.port = m_grant.rdp.port;
@@ -508,35 +242,12 @@ void Console::onCredentials(Credentials& credentials) {
                                  KeyboardLayout::keyboardSubType(klid),
                                  KeyboardLayout::functionKeys(klid)};
   config.sizeFromServer = desktop.sizeFrom == Grant::Desktop::SizeFrom::Server;
-  record(QStringLiteral("connecting"), QJsonObject{{QStringLiteral("attempt"), m_authAttempt}});
-  m_rdp->start(config, std::move(credentials));
-  credentials.wipe(); // whatever was not moved
+  return config;
 }
-
-namespace {
-// Counts only: how many copies of the password and of what NTLM derived from it (NT hash,
-// NTOWFv2) FreeRDP had left and the scrub overwrote.
-QJsonObject residueToJson(const ScrubReport& r) {
-  QJsonObject byForm;
-  for (int f = 0; f < CredentialNeedles::FormCount; ++f)
-    byForm.insert(QLatin1StringView(CredentialNeedles::kFormNames[std::size_t(f)]),
-                  r.copiesByNeedle[std::size_t(f)]);
-  return {{QStringLiteral("scanned"), r.ok},
-          {QStringLiteral("copies_by_form"), byForm},
-          {QStringLiteral("copies_wiped"), r.copiesWiped},
-          {QStringLiteral("copies_unwritable"), r.copiesUnwritable},
-          {QStringLiteral("needles_too_short"), r.needlesTooShort},
-          {QStringLiteral("regions_skipped"), r.regionsSkipped},
-          {QStringLiteral("mib_scanned"), double(r.bytesScanned / 1024) / 1024.0},
-          {QStringLiteral("ms"), double(r.elapsedUs / 100) / 10.0}};
-}
-} // namespace
 
 void Console::onRdpFailed(const Failure& failure) {
   record(QStringLiteral("connect_failed"),
-         QJsonObject{{QStringLiteral("code"), refusalName(failure.code)},
-                     {QStringLiteral("attempt"), m_authAttempt},
-                     {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
+         entry::connectFailed(failure.code, m_authAttempt, m_rdp->credentialResidue()));
   // A size the reader refused before anything was allocated for it: judged and recorded as
   // one presented at connect (acceptDesktop closes RDP_DESKTOP_MISMATCH).
   if (recordViolation(QStringLiteral("connect")))
@@ -544,7 +255,7 @@ void Console::onRdpFailed(const Failure& failure) {
   // The reader serves another attempt (a refused password) unless it is gone itself.
   if (failure.code == Refusal::AuthFailed && m_authAttempt < m_options.maxAuthAttempts &&
       m_rdp->state() == RdpReader::State::Ready) {
-    m_control->sendError(Refusal::AuthFailed, failure.message);
+    sendControl(control::error(Refusal::AuthFailed, failure.message));
     requestCredentials();
     return;
   }
@@ -560,9 +271,7 @@ void Console::onRdpLost(const Failure& failure) {
 bool Console::recordViolation(const QString& when) {
   const ProtocolViolation v = m_rdp ? m_rdp->violation() : ProtocolViolation{};
   if (v.isSet())
-    record(QStringLiteral("protocol_violation"), QJsonObject{{QStringLiteral("code"), refusalName(v.code)},
-                                                             {QStringLiteral("pdu"), v.pdu},
-                                                             {QStringLiteral("rule"), v.rule}});
+    record(QStringLiteral("protocol_violation"), entry::protocolViolation(v));
   if (m_rdp && m_rdp->state() == RdpReader::State::Finished && !m_rdp->exitDescription().isEmpty())
     record(QStringLiteral("reader"),
            QJsonObject{{QStringLiteral("result"), refusalName(Refusal::RdpReaderFailed)},
@@ -579,21 +288,8 @@ bool Console::recordViolation(const QString& when) {
 bool Console::acceptDesktop(QSize presented, const QString& when) {
   const Grant::Desktop& grant = m_grant.rdp.desktop; // what the console asked for
   const QSize requested(grant.width, grant.height);
-  const bool fromServer = grant.sizeFrom == Grant::Desktop::SizeFrom::Server;
-  const bool matches = presented == requested;
-  const auto size = [](QSize s) {
-    return QJsonObject{{QStringLiteral("width"), s.width()}, {QStringLiteral("height"), s.height()}};
-  };
-  record(QStringLiteral("desktop"),
-         QJsonObject{{QStringLiteral("when"), when},
-                     {QStringLiteral("requested"), size(requested)},
-                     {QStringLiteral("presented"), size(presented)},
-                     {QStringLiteral("keyboard_layout"), KeyboardLayout::toString(grant.keyboardLayout)},
-                     {QStringLiteral("size_from"), Grant::Desktop::sizeFromName(grant.sizeFrom)},
-                     {QStringLiteral("result"), matches      ? QStringLiteral("requested")
-                                                : fromServer ? QStringLiteral("server")
-                                                             : refusalName(Refusal::RdpDesktopMismatch)}});
-  if (matches || fromServer)
+  record(QStringLiteral("desktop"), entry::desktop(when, grant, presented));
+  if (presented == requested || grant.sizeFrom == Grant::Desktop::SizeFrom::Server)
     return true;
   close(Refusal::RdpDesktopMismatch,
         QStringLiteral("the guest presented %1x%2 %3; the grant names %4x%5")
@@ -616,23 +312,19 @@ void Console::onRdpDesktopResized(QSize desktop) {
 
 void Console::onRdpConnected(QSize desktop) {
   // The size is judged before anything can reach the guest: no session for the input sink,
-  // m_connected false (panel input is refused), no welcome.
+  // not Connected (panel input is refused), no welcome.
   if (!acceptDesktop(desktop, QStringLiteral("connect")))
     return;
-  m_connected = true;
+  if (!setLifecycle(m_panel && m_panel->hasPanel() ? Lifecycle::Serving : Lifecycle::Connected))
+    return;
   m_desktop = desktop;
   m_sink.setSession(m_rdp.get());
   m_gate.setDesktopSize(desktop);
   updatePacing();
   record(QStringLiteral("connected"),
-         QJsonObject{{QStringLiteral("width"), desktop.width()},
-                     {QStringLiteral("height"), desktop.height()},
-                     {QStringLiteral("security"), m_rdp->securityProtocol()},
-                     {QStringLiteral("channels"), m_rdp->channelReport().connectedJson()},
-                     {QStringLiteral("credential_residue"), residueToJson(m_rdp->credentialResidue())}});
-  m_control->send(QStringLiteral("phase"),
-                  QJsonObject{{QStringLiteral("phase"), phaseName(m_phases.phase())},
-                              {QStringLiteral("reason"), QStringLiteral("guest connected")}});
+         entry::connected(desktop, m_rdp->securityProtocol(), m_rdp->channelReport().connectedJson(),
+                          m_rdp->credentialResidue()));
+  sendControl(control::phase(m_phases.phase(), QStringLiteral("guest connected")));
   sendWelcome();
   emit rdpConnected();
 }
@@ -640,12 +332,14 @@ void Console::onRdpConnected(QSize desktop) {
 void Console::onFrame(const QImage& frame, const QList<QRect>& dirty) {
   secureDrop(m_frame); // zeroed if the session's pool has already let go of it
   m_frame = frame;
-  if (m_panelReady)
+  if (m_lifecycle == Lifecycle::Serving)
     m_pipeline.submit(frame, dirty);
 }
 
 void Console::onPanelAuthorized(const QString& clientKind, const QString& clientVersion) {
-  m_panelReady = true;
+  // Before the guest connects, the panel server's hasPanel() holds it until onRdpConnected.
+  if (m_lifecycle == Lifecycle::Connected)
+    setLifecycle(Lifecycle::Serving);
   updatePacing();
   record(QStringLiteral("panel"), QJsonObject{{QStringLiteral("client_kind"), clientKind.left(64)},
                                               {QStringLiteral("client_version"), clientVersion.left(64)}});
@@ -653,7 +347,7 @@ void Console::onPanelAuthorized(const QString& clientKind, const QString& client
 }
 
 void Console::sendWelcome() {
-  if (!m_panelReady || !m_connected || !m_panel)
+  if (m_lifecycle != Lifecycle::Serving || !m_panel)
     return;
   m_panel->sendText(panel::welcome(m_grant.runId, m_grant.taskId, m_grant.vm.name, identity(),
                                    phaseName(m_phases.phase()), m_desktop.width(), m_desktop.height()));
@@ -661,7 +355,7 @@ void Console::sendWelcome() {
 }
 
 void Console::refreshPanel() {
-  if (!m_panelReady || !m_connected || !m_panel)
+  if (m_lifecycle != Lifecycle::Serving || !m_panel)
     return;
   // Unacked frames are forgotten (the stream cannot stall on them) and the next packet is
   // the whole desktop.
@@ -669,6 +363,17 @@ void Console::refreshPanel() {
   m_packetSerials.clear();
   if (!m_frame.isNull())
     m_pipeline.submit(m_frame, {m_frame.rect()});
+}
+
+void Console::onFrameAcked(quint32 frame) {
+  if (m_phases.closeIfExpired())
+    return;
+  m_pipeline.acknowledge(frame);
+  quint64 presented = 0; // the newest guest frame the panel has now shown
+  for (; !m_packetSerials.empty() && m_packetSerials.front().first <= frame; m_packetSerials.pop_front())
+    presented = m_packetSerials.front().second;
+  if (presented && m_rdp)
+    m_rdp->notePresented(presented);
 }
 
 void Console::onPanelKey(quint64 seq, quint16 scancode, bool down) {
@@ -685,7 +390,7 @@ void Console::submitInput(const InputEvent& event) {
       m_panel->sendText(panel::inputRefused(event.seq, Refusal::Expired));
     return;
   }
-  if (!m_connected && !m_phases.isClosed()) {
+  if (!isConnected() && !m_phases.isClosed()) {
     if (m_panel)
       m_panel->sendText(panel::inputRefused(event.seq, Refusal::PhaseWrong));
     return;
@@ -700,8 +405,8 @@ void Console::submitInput(const InputEvent& event) {
 void Console::requestLock(const QString& by) {
   if (refuseIfExpired())
     return;
-  if (!m_connected) {
-    m_control->sendError(Refusal::PhaseWrong, QStringLiteral("the guest is not connected yet"));
+  if (!isConnected() && !m_phases.isClosed()) {
+    sendControl(control::error(Refusal::PhaseWrong, QStringLiteral("the guest is not connected yet")));
     return;
   }
   const Status locked = m_barrier.requestLock(by);
@@ -709,7 +414,7 @@ void Console::requestLock(const QString& by) {
     if (m_phases.isClosed())
       record(QStringLiteral("drain"), QJsonObject{{QStringLiteral("result"), refusalName(locked.code())}});
     else
-      m_control->sendError(locked.code(), locked.failure().message);
+      sendControl(control::error(locked.code(), locked.failure().message));
   }
 }
 
@@ -717,11 +422,13 @@ void Console::requestLock(const QString& by) {
 // bounded rate with no panel, and at once from the lock's guest sync to the capture (output
 // is not suppressed between them: the capture shows the latest frame).
 void Console::updatePacing() {
-  if (!m_rdp || !m_connected)
+  if (!m_rdp || !isConnected())
     return;
   const Phase phase = m_phases.phase();
   const bool unpaced = phase == Phase::Locking || phase == Phase::ReadOnly || phase == Phase::Capturing;
-  m_rdp->setPacing(unpaced ? PacingMode::Unpaced : m_panelReady ? PacingMode::Panel : PacingMode::NoPanel);
+  m_rdp->setPacing(unpaced                             ? PacingMode::Unpaced
+                   : m_lifecycle == Lifecycle::Serving ? PacingMode::Panel
+                                                       : PacingMode::NoPanel);
 }
 
 void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {
@@ -735,14 +442,7 @@ void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {
                                               {QStringLiteral("reason"), reason}});
   if (m_panel)
     m_panel->sendText(panel::phase(phaseName(to), reason));
-  m_control->send(QStringLiteral("phase"),
-                  QJsonObject{{QStringLiteral("phase"), phaseName(to)}, {QStringLiteral("reason"), reason}});
-}
-
-QJsonObject Console::inputCounts() const {
-  return QJsonObject{{QStringLiteral("accepted"), qint64(m_gate.acceptedCount())},
-                     {QStringLiteral("delivered"), qint64(m_gate.deliveredCount())},
-                     {QStringLiteral("refused"), countsToJson(m_gate.refusedCounts())}};
+  sendControl(control::phase(to, reason));
 }
 
 void Console::close(Refusal code, const QString& message) {
@@ -750,121 +450,6 @@ void Console::close(Refusal code, const QString& message) {
     return;
   qCInfo(lcConsole) << "closing:" << refusalName(code) << message;
   m_phases.close(code, message);
-}
-
-void Console::teardown() {
-  if (m_tornDown)
-    return;
-  m_tornDown = true;
-  const Failure reason = m_phases.closeReason();
-  m_expiry.stop();
-  m_gate.wipe();
-  m_sink.setSession(nullptr);
-  if (m_rdp && reason.code == Refusal::ActionDone && !m_actionFinished) {
-    // The action is the run's last input: let the guest read all of it before the connection
-    // goes (a bounded half-close; the receipt's "executed" must mean the guest got it). Done
-    // already when the receipt waited for it.
-    m_actionFinished = true;
-    recordActionFinish(m_rdp->finishGracefully(kActionDeliveryBound));
-  }
-  // Frames first: the session zeroes the pooled frames nobody holds any more.
-  const FramePipeline::Wiped frames = m_pipeline.wipe();
-  m_wipes.wiped(QStringLiteral("console_frame"), secureDrop(m_frame));
-  if (m_rdp)
-    m_rdp->abort(); // the reader disconnects, exits (or is killed); the shared desktop is zeroed
-  // What each owner zeroed (buffers_wiped in the cleanup record is computed from this).
-  m_wipes.wiped(QStringLiteral("frame_encoder"), frames.encoderBytes);
-  m_wipes.wiped(QStringLiteral("frame_packets"), frames.packetBytes);
-  if (frames.packetsShared > 0)
-    m_wipes.notWiped(QStringLiteral("frame_packets_shared"), frames.packetsShared,
-                     QStringLiteral("packets still held by another owner when the pipeline let go"));
-  // The panel's QWebSocket copies each packet into its socket's write buffer, which Qt frees
-  // itself: only the zeroing allocator reaches those copies (and FreeRDP's and OpenSSL's).
-  if (!ZeroingAllocator::active()) {
-    m_wipes.notWiped(QStringLiteral("allocator"), 0,
-                     QStringLiteral("freed heap blocks keep their bytes (no zeroing allocator)"));
-    if (m_panel && frames.packetBytesEmitted > 0)
-      m_wipes.notWiped(QStringLiteral("panel_socket"), frames.packetBytesEmitted,
-                       QStringLiteral("copies in the panel socket's write buffer, freed by Qt unzeroed"));
-  } else {
-    if (m_panel)
-      m_wipes.wiped(QStringLiteral("panel_socket_by_allocator"), frames.packetBytesEmitted);
-    if (!ZeroingAllocator::zeroesSmallBlocks())
-      m_wipes.notWiped(
-          QStringLiteral("allocator_small_blocks"), 0,
-          QStringLiteral("glibc's per-thread cache (blocks up to 1032 bytes) skips the zeroing"));
-  }
-  record(QStringLiteral("buffers"), m_wipes.toJson());
-  if (reason.code == Refusal::RdpLost && m_watcher && !m_watcher->hasFired())
-    return awaitVmVerdict(); // the console is already inert: CLOSED, RDP down, buffers wiped
-  finishTeardown(reason);
-}
-
-void Console::recordActionFinish(const RdpReader::Finish& finish) {
-  record(QStringLiteral("rdp_finish"),
-         QJsonObject{{QStringLiteral("guest_closed_after_reading"), finish.confirmed},
-                     {QStringLiteral("ms"), finish.elapsedMs},
-                     {QStringLiteral("writes_not_sent"), finish.writesDropped}});
-}
-
-void Console::awaitVmVerdict() {
-  QTimer::singleShot(kVmVerdictWindow, this, [this] { concludeVmVerdict(QString()); });
-  m_watcher->checkNow();
-}
-
-void Console::concludeVmVerdict(const QString& vmGoneReason) {
-  if (m_verdictDone)
-    return;
-  m_verdictDone = true;
-  Failure reason = m_phases.closeReason();
-  if (!vmGoneReason.isEmpty()) {
-    // The cause, not the symptom: the console closed on the dropped connection at once and
-    // libvirt then said why. Both stay in the evidence.
-    record(QStringLiteral("close_cause"), QJsonObject{{QStringLiteral("observed"), refusalName(reason.code)},
-                                                      {QStringLiteral("cause"), refusalName(Refusal::VmGone)},
-                                                      {QStringLiteral("reason"), vmGoneReason}});
-    reason = Failure{Refusal::VmGone, vmGoneReason + QStringLiteral(" (the RDP connection dropped first)")};
-  }
-  finishTeardown(reason);
-}
-
-void Console::finishTeardown(const Failure& reason) {
-  if (m_panel) {
-    m_panel->closePanel(refusalName(reason.code));
-    record(QStringLiteral("panel_refusals"), countsToJson(m_panel->refusals()));
-    if (m_panelRefreshes > 0)
-      record(QStringLiteral("panel_frames"),
-             QJsonObject{{QStringLiteral("refreshes"), qint64(m_panelRefreshes)}});
-  }
-  m_watcher.reset();
-  if (m_mcp) {
-    m_mcp->stop(); // unlinks the socket before the run dir goes; zeroes an unsent reply
-    const ActionSocketServer::Wiped replies = m_mcp->wiped();
-    m_wipes.wiped(QStringLiteral("capture_replies"), replies.bytes);
-    if (replies.unwiped > 0)
-      m_wipes.notWiped(QStringLiteral("capture_replies_shared"), replies.unwiped,
-                       QStringLiteral("a capture buffer was shared when dropped"));
-  }
-  record(QStringLiteral("input_counts"), inputCounts());
-  const Status removed = m_runDir.remove();
-  const QJsonObject wipes = m_wipes.toJson();
-  record(QStringLiteral("cleanup"),
-         QJsonObject{{QStringLiteral("run_dir_removed"), removed.ok()},
-                     {QStringLiteral("buffers_wiped"), wipes.value(QStringLiteral("buffers_wiped"))},
-                     {QStringLiteral("wiped"), wipes.value(QStringLiteral("wiped"))},
-                     {QStringLiteral("not_wiped"), wipes.value(QStringLiteral("not_wiped"))}});
-  QJsonObject closed{{QStringLiteral("code"), refusalName(reason.code)},
-                     {QStringLiteral("message"), reason.message}};
-  if (m_rdp) // the session's channels, as they happened (RDP_CHANNEL_REFUSED: refused creates)
-    closed.insert(QStringLiteral("channels"), m_rdp->channelReport().closedJson());
-  record(QStringLiteral("closed"), closed);
-  m_control->send(QStringLiteral("closed"),
-                  QJsonObject{{QStringLiteral("reason"), refusalName(reason.code)},
-                              {QStringLiteral("message"), reason.message},
-                              {QStringLiteral("evidence_head"), QString::fromLatin1(m_evidence.headHash())}});
-  m_evidence.close();
-  m_connection.reset();
-  emit finished(m_exitCode);
 }
 
 } // namespace gc

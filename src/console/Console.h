@@ -4,7 +4,12 @@
 // path. Lives on the main thread and owns every part; the parts only talk through it.
 //
 // Lifetime: open() → (credentials) → SETUP … → CLOSED → finished(exitCode). Nothing is
-// reused: a new grant means a new process.
+// reused: a new grant means a new process. Where the console itself is (opening, logging in,
+// serving, tearing down) is one Lifecycle (console/ConsoleLifecycle.h), changed only by
+// setLifecycle(); the run's phases stay the PhaseController's.
+//
+// Files: Console.cpp (wiring and the running console), ConsoleOpen.cpp (open()'s steps),
+// ConsoleTeardown.cpp (teardown and its wipe accounting), ConsoleEvidence.cpp (entry shapes).
 #pragma once
 
 #include "action/ActionService.h"
@@ -13,6 +18,7 @@
 #include "bridge/frames/FramePipeline.h"
 #include "bridge/panel/PanelServer.h"
 #include "common/Outcome.h"
+#include "console/ConsoleLifecycle.h"
 #include "console/ConsoleOptions.h"
 #include "console/RdpInputSink.h"
 #include "grant/Grant.h"
@@ -32,6 +38,7 @@
 #include <QObject>
 #include <QTimer>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -40,6 +47,9 @@ namespace gc {
 
 class ControlChannel;
 class DomainWatcher;
+namespace control {
+struct Event;
+}
 
 class Console : public QObject {
   Q_OBJECT
@@ -77,16 +87,52 @@ public:
   // Any close cause ends here. Idempotent: the first reason wins.
   void close(Refusal code, const QString& message = {});
 
+  Lifecycle lifecycle() const { return m_lifecycle; }
+
 signals:
-  // After teardown: exit code for the process (0 = closed normally).
+  // After teardown: the process's exit status (ExitCode::Ok: every close after an open).
   void finished(int exitCode);
   void rdpConnected();
   // Also sent as "credentials_required" on the control channel.
   void credentialsRequired(const QString& username, const QString& domain, int attempt);
 
 private:
+  // How long the console waits, after the action, for the guest to have read it and closed.
+  // Generous: a busy guest (freerdp-shadow-cli3 in a TCG VM encoding full GFX frames) reads
+  // the last input seconds late; a guest that closes returns at once.
+  static constexpr std::chrono::milliseconds kActionDeliveryBound{15000};
+  // After RDP_LOST, how long libvirt has to say the domain went away (a destroy drops the
+  // connection first; libvirt reports the stop once its own teardown is done).
+  static constexpr std::chrono::milliseconds kVmVerdictWindow{2500};
+
+  // The one place m_lifecycle changes: an edge not in the table is refused (logged, false).
+  bool setLifecycle(Lifecycle to);
+  bool isConnected() const {
+    return m_lifecycle == Lifecycle::Connected || m_lifecycle == Lifecycle::Serving;
+  }
+  bool isTornDown() const { return m_lifecycle >= Lifecycle::TearingDown; } // the enum is in order
+
+  // open()'s steps, in order (ConsoleOpen.cpp); the first refusal ends the open in fail().
+  Status prepareProcess();
+  Status loadGrant();
+  Status refuseReusedGrant();
+  Status holdRunLock();
+  Status bindVm();
+  Status createRunDirectory();
+  Status spawnReader();
+  Status checkCertificatePin();
+  Status spendGrant();
+  Status openEvidence();
+  Status watchDomain();
+  Status listenForPanel();
+  Status listenForMcp();
+  Status announceReady();
+  void connectPanelSignals();
+  void connectActionService();
   Status fail(const Failure& failure);
+  void connectBarrier();
   void requestCredentials();
+  RdpConfig rdpConfig() const;
   void onCredentials(Credentials& credentials);
   void onRdpConnected(QSize desktop);
   void onRdpFailed(const Failure& failure);
@@ -100,6 +146,8 @@ private:
   bool acceptDesktop(QSize presented, const QString& when);
   void onFrame(const QImage& frame, const QList<QRect>& dirty);
   void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
+  // The panel presented a frame: the guest's acknowledgements it covers may go (issue 27).
+  void onFrameAcked(quint32 frame);
   void sendWelcome();
   // The whole desktop to the panel again (after welcome, or when it could not paint a frame).
   void refreshPanel();
@@ -114,18 +162,20 @@ private:
   // The guest sync's outcome as the lock must take it: GUEST_UNCONFIRMED where only the
   // screen's quiet vouches for the drained input and the grant did not allow that.
   Status acceptGuestSync(const Outcome<SyncResult>& sync);
-  void recordGuestSync(const Outcome<SyncResult>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
   void updatePacing(); // the reader's frame pacing for the phase and the panel (issue 27)
   void teardown();
+  // The frame buffers' share of the cleanup record (WipeLedger), once the pipeline let go.
+  void accountFrameWipes(const FramePipeline::Wiped& frames);
+  void stopMcp();
   // RDP_LOST: was it the VM? (The connection drops before libvirt's lifecycle event when a
   // domain is destroyed.) Waits at most kVmVerdictWindow, then finishes the teardown.
   void awaitVmVerdict();
-  void recordActionFinish(const RdpReader::Finish& finish);
   void concludeVmVerdict(const QString& vmGoneReason);
   void finishTeardown(const Failure& reason);
   QJsonObject identity() const;
   QJsonObject inputCounts() const;
+  void sendControl(const control::Event& event);
   void record(const QString& event, const QJsonObject& fields = {});
 
   ConsoleOptions m_options;
@@ -152,17 +202,12 @@ private:
   QImage m_frame;
   QSize m_desktop; // what the session presents (the welcome, the gate's bounds)
   QByteArray m_capability;
+  Lifecycle m_lifecycle = Lifecycle::Opening;
   int m_authAttempt = 0;
-  bool m_awaitingCredentials = false;
-  bool m_connected = false;
-  bool m_panelReady = false;
   // Pacing (issue 27): the newest FrameUpdate serial, and which one each panel packet showed.
   quint64 m_frameSerial = 0;
   std::deque<std::pair<quint32, quint64>> m_packetSerials;
   quint64 m_panelRefreshes = 0; // frame_refresh requests: the panel could not paint a frame
-  bool m_tornDown = false;
-  bool m_verdictDone = false;
-  int m_exitCode = 0;
 };
 
 } // namespace gc

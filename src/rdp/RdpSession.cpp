@@ -125,21 +125,31 @@ RdpSession::RdpSession(std::span<uchar> desktopMemory, QObject* parent)
   qRegisterMetaType<gc::DesktopSurface::Changes>();
 }
 
-// Idle -> Connecting -> Connected -> Finished; Idle and Connecting may also end at once.
+// Idle -> Connecting -> Connected -> Finished; Idle and Connecting may also end at once, and
+// ending again is a no-op (abort() after a failed start).
 bool RdpSession::setState(State to) {
+  struct Edge {
+    State from, to;
+  };
+  static constexpr Edge kEdges[] = {
+      {State::Idle, State::Connecting},      {State::Idle, State::Finished},
+      {State::Connecting, State::Connected}, {State::Connecting, State::Finished},
+      {State::Connected, State::Finished},   {State::Finished, State::Finished},
+  };
   State from = m_state.load();
   while (true) {
-    const bool legal = (from == State::Idle && (to == State::Connecting || to == State::Finished)) ||
-                       (from == State::Connecting && (to == State::Connected || to == State::Finished)) ||
-                       (from == State::Connected && to == State::Finished) ||
-                       (from == to && to == State::Finished);
+    const bool legal = std::any_of(std::begin(kEdges), std::end(kEdges),
+                                   [&](const Edge& e) { return e.from == from && e.to == to; });
     if (!legal) {
       qCWarning(lcRdp).noquote() << "RdpSession: refused state change" << stateName(from) << "->"
                                  << stateName(to);
       return false;
     }
-    if (m_state.compare_exchange_weak(from, to))
+    if (m_state.compare_exchange_weak(from, to)) {
+      if (from != to)
+        qCInfo(lcRdp).noquote() << "RdpSession:" << stateName(from) << "->" << stateName(to);
       return true;
+    }
   }
 }
 

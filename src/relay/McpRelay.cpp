@@ -35,7 +35,7 @@ bool writeAll(int fd, const QByteArray& bytes) {
 int refuse(const McpRelayOptions& options, Refusal code, const QString& message) {
   (void)writeAll(options.errFd,
                  QStringLiteral("guest-console mcp: %1: %2\n").arg(refusalName(code), message).toUtf8());
-  return kMcpExitRefused;
+  return exitStatus(ExitCode::Unavailable);
 }
 
 } // namespace
@@ -77,7 +77,7 @@ int runMcpRelay(const QString& runtimeDir, const QString& runId, const McpRelayO
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
-      return kMcpExitOk; // the MCP host closed our stdin: the session is over
+      return exitStatus(ExitCode::Ok); // the MCP host closed our stdin: the session is over
     buffer.append(chunk, n);
     qsizetype newline;
     while ((newline = buffer.indexOf('\n')) >= 0) {
@@ -93,7 +93,7 @@ int runMcpRelay(const QString& runtimeDir, const QString& runId, const McpRelayO
       const bool written = reply.isEmpty() || writeAll(options.outFd, reply);
       secureWipe(reply); // a capture's reply carries the image (QJsonValue's own copies we cannot reach)
       if (!written)
-        return kMcpExitOk; // nobody reads our answers any more
+        return exitStatus(ExitCode::Ok); // nobody reads our answers any more
     }
     if (buffer.size() > McpJsonRpc::kMaxMessageBytes) {
       buffer.clear();
@@ -102,7 +102,7 @@ int runMcpRelay(const QString& runtimeDir, const QString& runId, const McpRelayO
         const QByteArray reply = McpJsonRpc::error(McpJsonRpc::Error{
             McpJsonRpc::InvalidRequest, QStringLiteral("message too large"), QJsonValue::Null});
         if (!writeAll(options.outFd, reply))
-          return kMcpExitOk;
+          return exitStatus(ExitCode::Ok);
       }
     }
   }

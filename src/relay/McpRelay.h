@@ -10,6 +10,8 @@
 // Thread: runs on the calling thread, blocking; needs no Qt event loop.
 #pragma once
 
+#include "common/ExitCode.h"
+
 #include <QString>
 
 #include <chrono>
@@ -27,9 +29,10 @@ struct McpRelayOptions {
   McpRelayOptions();
 };
 
-inline constexpr int kMcpExitOk = 0;
-inline constexpr int kMcpExitUsage = 64;   // EX_USAGE
-inline constexpr int kMcpExitRefused = 69; // EX_UNAVAILABLE
+// The relay's statuses, from the one table (common/ExitCode.h).
+inline constexpr int kMcpExitOk = exitStatus(ExitCode::Ok);
+inline constexpr int kMcpExitUsage = exitStatus(ExitCode::Usage);
+inline constexpr int kMcpExitRefused = exitStatus(ExitCode::Unavailable);
 
 // <runtimeDir>/guest-console/runs/<runId>/mcp.sock, or an empty string for an unsafe run id.
 QString mcpSocketPath(const QString& runtimeDir, const QString& runId);

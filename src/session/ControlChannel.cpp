@@ -151,9 +151,8 @@ void ControlChannel::send(const QString& event, const QJsonObject& fields) {
   }
 }
 
-void ControlChannel::sendError(Refusal code, const QString& message) {
-  send(QStringLiteral("error"),
-       QJsonObject{{QStringLiteral("code"), refusalName(code)}, {QStringLiteral("message"), message}});
+void ControlChannel::send(const control::Event& event) {
+  send(event.name, event.fields);
 }
 
 } // namespace gc

@@ -9,6 +9,7 @@
 
 #include "common/Refusal.h"
 #include "privacy/Credentials.h"
+#include "session/ControlEvents.h"
 
 #include <QJsonObject>
 #include <QObject>
@@ -27,9 +28,11 @@ public:
   ~ControlChannel() override;
 
   bool start(); // false when the line buffer cannot be locked (PRIVACY_VIOLATION)
-  // Writes one event line: {"event":<event>, …fields}. "event" comes first.
+  // Writes one event line: {"event":<name>, …fields}. "event" comes first. The events and
+  // their fields are control-channel.json's: build them with session/ControlEvents.h.
+  void send(const control::Event& event);
   void send(const QString& event, const QJsonObject& fields = {});
-  void sendError(Refusal code, const QString& message);
+  void sendError(Refusal code, const QString& message) { send(control::error(code, message)); }
 
 signals:
   void credentialsReceived(gc::Credentials& credentials);

@@ -1,7 +1,8 @@
 // The message types of Guest Console, in one place:
 //  - the panel protocol (webview <-> console WebSocket), kept in step with
 //    resources/protocol/panel-protocol.json by test/unit/protocolSync.test.ts;
-//  - the control channel of `guest-console open` (extension host <-> child stdio);
+//  - the control channel of `guest-console open` (extension host <-> child stdio), kept in
+//    step with resources/protocol/control-channel.json by test/unit/controlChannelSync.test.ts;
 //  - the webview <-> extension host messages (postMessage).
 // Imported by both bundles (src/ and media/), so it holds data and types only.
 
@@ -226,23 +227,44 @@ export const enum RectEncoding {
 export const RECT_ENCODINGS = { png: RectEncoding.Png, jpeg: RectEncoding.Jpeg } as const;
 
 // ---------------------------------------------------------------------------
-// Control channel of `guest-console open` (JSON lines on the child's stdio).
+// Control channel of `guest-console open` (JSON lines on the child's stdio). Source of
+// truth: resources/protocol/control-channel.json; test/unit/controlChannelSync.test.ts
+// keeps the tables below equal to it, and the compiler keeps the tables equal to the
+// interfaces. A field the extension's reader does not need is optional in the interface
+// (the reader tolerates its absence); its kind in the table is still the console's.
+
+export const CONTROL_CHANNEL_NAME = 'guest-console-control';
+export const CONTROL_CHANNEL_VERSION = 1;
+export const ControlLimits = {
+  maxCommandLineBytes: 16384,
+} as const;
 
 export interface ReadyEvent {
   event: 'ready';
   run: string;
+  task?: string;
+  vm?: string;
+  identity?: Record<string, unknown>;
   panel: { port: number; capability: string };
 }
 export interface CredentialsRequiredEvent {
   event: 'credentials_required';
   username?: string;
+  domain?: string;
   attempt: number;
+  max_attempts?: number;
 }
 export interface PhaseEvent {
   event: 'phase';
   phase: Phase;
   reason?: string;
 }
+/** The lock barrier delivered every accepted event up to `upto`. */
+export interface DrainedEvent {
+  event: 'drained';
+  upto: number;
+}
+/** The receipt's own fields (docs/mcp.md), evidence_head included. */
 export interface ReceiptEvent {
   event: 'receipt';
   [key: string]: unknown;
@@ -250,13 +272,23 @@ export interface ReceiptEvent {
 export interface ClosedEvent {
   event: 'closed';
   reason: string;
+  message?: string;
+  /** The evidence log's head hash: `guest-console evidence verify FILE --head <it>`. */
+  evidence_head?: string;
 }
 export interface ErrorEvent {
   event: 'error';
   code: string;
   message: string;
 }
-export type ControlEvent = ReadyEvent | CredentialsRequiredEvent | PhaseEvent | ReceiptEvent | ClosedEvent | ErrorEvent;
+export type ControlEvent =
+  | ReadyEvent
+  | CredentialsRequiredEvent
+  | PhaseEvent
+  | DrainedEvent
+  | ReceiptEvent
+  | ClosedEvent
+  | ErrorEvent;
 
 export interface CredentialsCommand {
   cmd: 'credentials';
@@ -265,6 +297,34 @@ export interface CredentialsCommand {
   domain?: string;
 }
 export type ControlCommand = CredentialsCommand | { cmd: 'lock' } | { cmd: 'close' } | { cmd: 'panic' };
+
+// Field kinds as control-channel.json spells them ("receipt": the event is the receipt).
+export type ControlFieldKind = 'string' | 'string?' | 'uint' | 'hex64' | 'object' | 'phase' | 'refusal';
+export type ControlFieldSpec = ControlFieldKind | { readonly [field: string]: ControlFieldSpec };
+type ControlFieldsOf<T, D extends string> = { readonly [F in Exclude<keyof T, D>]-?: ControlFieldSpec };
+type ControlEventSchema = {
+  readonly [K in Exclude<ControlEvent['event'], 'receipt'>]: ControlFieldsOf<Extract<ControlEvent, { event: K }>, 'event'>;
+} & { readonly receipt: 'receipt' };
+type ControlCommandSchema = {
+  readonly [K in ControlCommand['cmd']]: ControlFieldsOf<Extract<ControlCommand, { cmd: K }>, 'cmd'>;
+};
+
+export const CONTROL_EVENT_SCHEMA: ControlEventSchema = {
+  ready: { run: 'string', task: 'string', vm: 'string', identity: 'object', panel: { port: 'uint', capability: 'hex64' } },
+  credentials_required: { username: 'string?', domain: 'string?', attempt: 'uint', max_attempts: 'uint' },
+  phase: { phase: 'phase', reason: 'string' },
+  drained: { upto: 'uint' },
+  receipt: 'receipt',
+  error: { code: 'refusal', message: 'string' },
+  closed: { reason: 'refusal', message: 'string', evidence_head: 'string' },
+};
+
+export const CONTROL_COMMAND_SCHEMA: ControlCommandSchema = {
+  credentials: { username: 'string?', password: 'string', domain: 'string?' },
+  lock: {},
+  close: {},
+  panic: {},
+};
 
 // ---------------------------------------------------------------------------
 // Webview <-> extension host (postMessage). The capability travels only here.

@@ -6,7 +6,7 @@ import * as childProcess from 'child_process';
 import type { ChildProcess, SpawnOptions } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { ControlCommand, ControlEvent, isPhase } from '../shared/protocol';
+import { ClosedEvent, ControlCommand, ControlEvent, isPhase } from '../shared/protocol';
 import { Disposable, Emitter, toDisposable } from './Disposable';
 import { redact } from './redact';
 
@@ -176,10 +176,20 @@ export function parseControlEvent(value: unknown): ControlEvent | undefined {
       }
       return { event: 'phase', phase: v['phase'], reason: typeof reason === 'string' ? reason : '' };
     }
+    case 'drained':
+      return isUint(v['upto']) ? { event: 'drained', upto: v['upto'] } : undefined;
     case 'receipt':
       return { ...v, event: 'receipt' };
-    case 'closed':
-      return { event: 'closed', reason: typeof v['reason'] === 'string' ? v['reason'] : '' };
+    case 'closed': {
+      const closed: ClosedEvent = { event: 'closed', reason: typeof v['reason'] === 'string' ? v['reason'] : '' };
+      if (typeof v['message'] === 'string') {
+        closed.message = v['message'];
+      }
+      if (typeof v['evidence_head'] === 'string') {
+        closed.evidence_head = v['evidence_head'];
+      }
+      return closed;
+    }
     case 'error':
       if (typeof v['code'] !== 'string') {
         return undefined;

@@ -1,5 +1,10 @@
 #include "session/ControlChannel.h"
+#include "session/ControlEvents.h"
 
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -50,7 +55,65 @@ struct Pipes {
   int parentWrite = -1, consoleRead = -1, consoleWrite = -1, parentRead = -1;
 };
 
+// resources/protocol/control-channel.json, the control channel's one source of truth.
+QJsonObject schema() {
+  QFile f(QStringLiteral(GC_CONTROL_JSON));
+  if (!f.open(QIODevice::ReadOnly))
+    return {};
+  return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+// Empty when `value` is what `kind` (a schema field kind, or a nested object of them) allows;
+// else what is wrong, at `path`.
+QString kindMismatch(const QJsonValue& spec, const QJsonValue& value, const QString& path) {
+  if (spec.isObject()) {
+    if (!value.isObject())
+      return path + QStringLiteral(": not an object");
+    const QJsonObject fields = spec.toObject();
+    const QJsonObject object = value.toObject();
+    for (auto it = object.begin(); it != object.end(); ++it)
+      if (!fields.contains(it.key()))
+        return path + QLatin1Char('.') + it.key() + QStringLiteral(": not in the schema");
+    for (auto it = fields.begin(); it != fields.end(); ++it) {
+      const QString wrong =
+          kindMismatch(it.value(), object.value(it.key()), path + QLatin1Char('.') + it.key());
+      if (!wrong.isEmpty())
+        return wrong;
+    }
+    return {};
+  }
+  const QString kind = spec.toString();
+  if (kind.endsWith(QLatin1Char('?'))) {
+    if (value.isUndefined())
+      return {};
+    return kindMismatch(kind.chopped(1), value, path);
+  }
+  if (value.isUndefined())
+    return path + QStringLiteral(": missing");
+  bool ok = false;
+  if (kind == QLatin1String("string"))
+    ok = value.isString();
+  else if (kind == QLatin1String("uint"))
+    ok = value.isDouble() && value.toDouble() >= 0 && value.toDouble() == double(value.toInteger());
+  else if (kind == QLatin1String("hex64"))
+    ok = QRegularExpression(QStringLiteral("^[0-9a-fA-F]{64}$")).match(value.toString()).hasMatch();
+  else if (kind == QLatin1String("object"))
+    ok = value.isObject();
+  else if (kind == QLatin1String("phase"))
+    ok = value.isString() && phaseFromName(value.toString()).has_value();
+  else if (kind == QLatin1String("refusal"))
+    ok = value.isString() && refusalFromName(value.toString()).has_value();
+  else
+    return path + QStringLiteral(": unknown kind ") + kind;
+  return ok ? QString() : path + QStringLiteral(": not a ") + kind;
+}
+
+const QByteArray kHead = QByteArray(64, 'a');
+const QByteArray kCapability = QByteArray(32, '\x5c').toHex();
+
 } // namespace
+
+Q_DECLARE_METATYPE(gc::control::Event)
 
 class tst_ControlChannel : public QObject {
   Q_OBJECT
@@ -179,6 +242,111 @@ private slots:
     QSignalSpy gone(&channel, &ControlChannel::parentGone);
     pipes.closeParentEnd();
     QVERIFY(gone.wait(2000));
+  }
+
+  // Issue 28: every event the console emits is built by one builder, and each builder's
+  // output, as the pipe carries it, is exactly what control-channel.json says: the event's
+  // name, its fields, their kinds, nothing extra.
+  void everyEventBuilderMatchesTheSchema_data() {
+    QTest::addColumn<control::Event>("event");
+    const QJsonObject identity{{QStringLiteral("vm_name"), QStringLiteral("demo-vm")}};
+    QTest::newRow("ready") << control::ready(QStringLiteral("run-1"), QStringLiteral("task-1"),
+                                             QStringLiteral("demo-vm"), identity, 40123, kCapability);
+    QTest::newRow("credentials_required with names") << control::credentialsRequired(
+        QJsonValue(QStringLiteral("op")), QJsonValue(QStringLiteral("LAB")), 1, 3);
+    QTest::newRow("credentials_required without names") << control::credentialsRequired(
+        QJsonValue(QJsonValue::Undefined), QJsonValue(QJsonValue::Undefined), 2, 3);
+    QTest::newRow("phase") << control::phase(Phase::ReadOnly, QStringLiteral("drained"));
+    QTest::newRow("drained") << control::drained(40);
+    QTest::newRow("receipt") << control::receipt(
+        QJsonObject{{QStringLiteral("event_id"), QStringLiteral("e-1")},
+                    {QStringLiteral("evidence_head"), QString::fromLatin1(kHead)}});
+    QTest::newRow("error") << control::error(Refusal::PhaseWrong, QStringLiteral("not yet"));
+    QTest::newRow("closed") << control::closed(Refusal::OperatorClose, QStringLiteral("closed"), kHead);
+  }
+  void everyEventBuilderMatchesTheSchema() {
+    QFETCH(control::Event, event);
+    const QJsonObject events = schema().value(QStringLiteral("consoleToParent")).toObject();
+    QVERIFY2(events.contains(event.name), qPrintable(event.name));
+    Pipes pipes;
+    ControlChannel channel(pipes.consoleRead, pipes.consoleWrite);
+    channel.send(event);
+    const QByteArray line = pipes.readOutput();
+    QVERIFY(line.endsWith('\n'));
+    QCOMPARE(line.count('\n'), 1);
+    QVERIFY(line.startsWith("{\"event\":\"" + event.name.toLatin1() + "\""));
+    QJsonObject sent = QJsonDocument::fromJson(line).object();
+    QCOMPARE(sent.take(QStringLiteral("event")).toString(), event.name);
+    QCOMPARE(sent, event.fields);
+    const QJsonValue spec = events.value(event.name);
+    if (spec == QJsonValue(QStringLiteral("receipt"))) {
+      QVERIFY(sent.value(QStringLiteral("evidence_head")).isString()); // the receipt's own fields, spread
+      return;
+    }
+    const QString wrong = kindMismatch(spec, sent, event.name);
+    QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+  }
+
+  // The schema names no event the console has no builder for (and the other way round: the
+  // rows above cover every builder).
+  void theSchemaNamesExactlyTheBuiltEvents() {
+    QStringList built{QStringLiteral("ready"),   QStringLiteral("credentials_required"),
+                      QStringLiteral("phase"),   QStringLiteral("drained"),
+                      QStringLiteral("receipt"), QStringLiteral("error"),
+                      QStringLiteral("closed")};
+    QStringList named = schema().value(QStringLiteral("consoleToParent")).toObject().keys();
+    built.sort();
+    named.sort();
+    QCOMPARE(named, built);
+    QCOMPARE(schema()
+                 .value(QStringLiteral("limits"))
+                 .toObject()
+                 .value(QStringLiteral("maxCommandLineBytes"))
+                 .toInt(),
+             int(ControlChannel::kMaxLineBytes));
+  }
+
+  // Every command the schema names is read with exactly its fields: all of them, only the
+  // required ones, and one more (refused, nothing emitted).
+  void readsEveryCommandTheSchemaNames_data() {
+    QTest::addColumn<QString>("cmd");
+    for (const QString& cmd : schema().value(QStringLiteral("parentToConsole")).toObject().keys())
+      QTest::newRow(qPrintable(cmd)) << cmd;
+  }
+  void readsEveryCommandTheSchemaNames() {
+    QFETCH(QString, cmd);
+    const QJsonObject fields =
+        schema().value(QStringLiteral("parentToConsole")).toObject().value(cmd).toObject();
+    for (auto it = fields.begin(); it != fields.end(); ++it) // the reader takes flat strings only
+      QVERIFY2(it.value().toString().startsWith(QLatin1String("string")), qPrintable(it.key()));
+    const auto line = [&cmd, &fields](bool optional, bool extra) {
+      QJsonObject o{{QStringLiteral("cmd"), cmd}};
+      for (auto it = fields.begin(); it != fields.end(); ++it) {
+        if (optional || !it.value().toString().endsWith(QLatin1Char('?')))
+          o.insert(it.key(), QStringLiteral("v-") + it.key());
+      }
+      if (extra)
+        o.insert(QStringLiteral("extra"), QStringLiteral("1"));
+      return QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
+    };
+    for (const auto& [optional, extra] :
+         {std::pair{true, false}, std::pair{false, false}, std::pair{true, true}}) {
+      Pipes pipes;
+      ControlChannel channel(pipes.consoleRead, pipes.consoleWrite);
+      QVERIFY(channel.start());
+      QSignalSpy refused(&channel, &ControlChannel::refused);
+      int routed = 0;
+      connect(&channel, &ControlChannel::credentialsReceived, this, [&routed](Credentials& c) {
+        ++routed;
+        c.wipe();
+      });
+      for (auto signal :
+           {&ControlChannel::lockRequested, &ControlChannel::closeRequested, &ControlChannel::panicRequested})
+        connect(&channel, signal, this, [&routed] { ++routed; });
+      pipes.write(line(optional, extra));
+      QTRY_COMPARE(routed + int(refused.count()), 1);
+      QCOMPARE(routed, extra ? 0 : 1);
+    }
   }
 
   void eventsAreOneLineWithEventFirst() {

@@ -1,7 +1,10 @@
+#include "common/ExitCode.h"
 #include "common/Log.h"
 #include "common/Outcome.h"
 #include "common/Refusal.h"
 
+#include <QFile>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTest>
 
@@ -53,6 +56,41 @@ private slots:
     const QString out = Log::redact(line);
     QVERIFY2(!out.contains(secret), qPrintable(out));
     QVERIFY(out.contains(QStringLiteral("redacted")));
+  }
+
+  // Issue 28: one exit-status table for every subcommand (the console's 0/1/2 and the relay's
+  // sysexits 64/69), and docs/operating.md lists exactly it: status, name and meaning.
+  void exitStatusesAreOneDocumentedTable() {
+    QSet<int> statuses;
+    QMap<int, QPair<QString, QString>> table;
+    for (ExitCode code : kAllExitCodes) {
+      QVERIFY2(!statuses.contains(exitStatus(code)), exitCodeName(code));
+      statuses.insert(exitStatus(code));
+      table.insert(exitStatus(code),
+                   {QString::fromLatin1(exitCodeName(code)), QString::fromUtf8(exitCodeMeaning(code))});
+    }
+    // What scripts, hosts and tests rely on.
+    QCOMPARE(exitStatus(ExitCode::Ok), 0);
+    QCOMPARE(exitStatus(ExitCode::Internal), 1);
+    QCOMPARE(exitStatus(ExitCode::Refused), 2);
+    QCOMPARE(exitStatus(ExitCode::Usage), 64);       // EX_USAGE
+    QCOMPARE(exitStatus(ExitCode::Unavailable), 69); // EX_UNAVAILABLE
+    QCOMPARE(exitCodeFor(Refusal::Internal), ExitCode::Internal);
+    QCOMPARE(exitCodeFor(Refusal::GrantReused), ExitCode::Refused);
+
+    QFile doc(QStringLiteral(GC_OPERATING_MD));
+    QVERIFY(doc.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(doc.readAll());
+    const qsizetype section = text.indexOf(QStringLiteral("## 4. Exit statuses"));
+    QVERIFY(section >= 0);
+    static const QRegularExpression row(QStringLiteral("^\\| (\\d+) \\| `(\\w+)` \\| (.+) \\|$"),
+                                        QRegularExpression::MultilineOption);
+    QMap<int, QPair<QString, QString>> documented;
+    for (auto it = row.globalMatch(text.mid(section)); it.hasNext();) {
+      const QRegularExpressionMatch m = it.next();
+      documented.insert(m.captured(1).toInt(), {m.captured(2), m.captured(3)});
+    }
+    QCOMPARE(documented, table);
   }
 };
 
