@@ -87,6 +87,8 @@ O statusSchema() {
                         {QStringLiteral("mcp_tool"), O{{kType, kString}}},
                         {QStringLiteral("acted"), O{{kType, QStringLiteral("boolean")}}},
                         {QStringLiteral("lock_confirmation"), lockConfirmationSchema()},
+                        // The grant's capture bound and the coordinate space it gives (issue 25.4).
+                        {QStringLiteral("capture"), O{{kType, kObject}}},
                         {QStringLiteral("candidates"),
                          O{{kType, QStringLiteral("array")}, {QStringLiteral("items"), candidate}}}},
                       {QStringLiteral("phase"), QStringLiteral("run"), QStringLiteral("task"),
