@@ -234,7 +234,13 @@ describe('guest-console mcp (official SDK client, real console and test guest)',
 
     const status = await call(session, 'status');
     assert.equal(status.isError, false);
-    const { action: accepts, ...statusRest } = status.structuredContent as Record<string, unknown>;
+    const { action: accepts, capture: captureInfo, ...statusRest } = status.structuredContent as Record<string, unknown>;
+    // No capture section: the capture is the desktop's own size (issue 25.4).
+    assert.deepEqual(captureInfo, {
+      bound: {},
+      coordinate_space: { width: handle.width, height: handle.height },
+      desktop: { width: handle.width, height: handle.height },
+    });
     // A grant without action.kinds: the four original kinds (issue 25).
     assert.deepEqual((accepts as { kinds: string[] }).kinds, ['click', 'double_click', 'right_click', 'key_chord']);
     assert.deepEqual((accepts as { dialects: string[] }).dialects, ['anthropic', 'openai', 'osworld', 'ui_tars']);
