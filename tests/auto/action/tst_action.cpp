@@ -661,6 +661,18 @@ private slots:
     QCOMPARE(CaptureScaler::scaled(frame2, frame2.size()).constBits(), frame2.constBits());
   }
 
+  // The cost of the filter on a real desktop size (docs/mcp.md "Coordinates" quotes it):
+  // tst_action scalesAFullHdFrameToWxga -iterations 5.
+  void scalesAFullHdFrameToWxga() {
+    const QImage frame = makeFrame(1920, 1080);
+    QImage out;
+    QBENCHMARK {
+      out = CaptureScaler::scaled(frame, QSize(1280, 800));
+    }
+    QCOMPARE(out.size(), QSize(1280, 800));
+    QCOMPARE(out.format(), QImage::Format_RGB32);
+  }
+
   // capture_desktop returns the grant's size; the evidence's hash is of the PNG the model got,
   // and the scale says from what to what. Without a capture section nothing changes.
   void capturesAtTheGrantsSize_data() {
