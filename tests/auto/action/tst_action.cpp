@@ -816,6 +816,44 @@ private slots:
     QVERIFY(!mapping.value(QStringLiteral("rule")).toString().isEmpty());
   }
 
+  // A dialect action "at the pointer" takes the pointer's desktop position into the capture's
+  // space (x = floor((X + 0.5) * w / W)) and maps it back like any point: within the capture
+  // pixel's footprint, recorded in the receipt.
+  void actsAtThePointerThroughTheCaptureSpace_data() {
+    QTest::addColumn<QPoint>("pointer");
+    QTest::addColumn<QPoint>("space");
+    QTest::addColumn<QPoint>("desktop");
+    QTest::newRow("on a capture pixel's centre") << QPoint(101, 41) << QPoint(50, 20) << QPoint(101, 41);
+    QTest::newRow("off the centre: the footprint's centre pixel")
+        << QPoint(100, 40) << QPoint(50, 20) << QPoint(101, 41);
+  }
+  void actsAtThePointerThroughTheCaptureSpace() {
+    QFETCH(QPoint, pointer);
+    QFETCH(QPoint, space);
+    QFETCH(QPoint, desktop);
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(160, 100);
+    options.policy = everyKind();
+    Rig rig(options);
+    rig.service.setPointerPosition([pointer] { return std::optional<QPoint>(pointer); });
+    QVERIFY(rig.toReviewing());
+    const auto receipt =
+        rig.service.performAction(obj("{\"osworld\":{\"action_type\":\"CLICK\",\"parameters\":{}}}"));
+    QVERIFY2(receipt.ok(), receipt.ok() ? "" : qPrintable(receipt.failure().toString()));
+    QCOMPARE(rig.sink.events.front().x, desktop.x());
+    QCOMPARE(rig.sink.events.front().y, desktop.y());
+    const QJsonObject point = receipt->toJson()
+                                  .value(QStringLiteral("mapping"))
+                                  .toObject()
+                                  .value(QStringLiteral("points"))
+                                  .toArray()
+                                  .at(0)
+                                  .toObject();
+    QCOMPARE(point.value(QStringLiteral("from")).toArray(), (QJsonArray{space.x(), space.y()}));
+    QCOMPARE(point.value(QStringLiteral("to")).toArray(), (QJsonArray{desktop.x(), desktop.y()}));
+  }
+
   // Outside the capture's space (though inside the desktop): ACTION_INVALID, nothing sent, the
   // action not used up.
   void refusesCoordinatesOutsideTheCaptureSpace_data() {
