@@ -1,6 +1,7 @@
 #include "action/ActionService.h"
 
 #include "action/ActionPlan.h"
+#include "action/CaptureScaler.h"
 #include "action/dialects/Dialects.h"
 #include "audit/EvidenceLog.h"
 #include "bridge/frames/PngEncoder.h"
@@ -17,6 +18,7 @@
 #include <QTimer>
 #include <QUuid>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -27,6 +29,7 @@ Q_LOGGING_CATEGORY(lcAction, "gc.action")
 namespace {
 
 const QString kOpCapture = QStringLiteral("capture_desktop");
+const QString kOpZoom = QStringLiteral("zoom_desktop");
 const QString kOpPerform = QStringLiteral("perform_action");
 const QString kOpLock = QStringLiteral("request_lock");
 
@@ -67,6 +70,13 @@ QJsonObject ActionService::status() const {
                                   {QStringLiteral("label"), c.label},
                                   {QStringLiteral("action"), c.action.toJson()}});
   json.insert(QStringLiteral("candidates"), candidates);
+  // The capture's size and so the actions' coordinate space (issue 25.4).
+  QJsonObject capture{{QStringLiteral("bound"), m_grant.capture.toJson()}};
+  if (const Outcome<CoordinateMapping> mapping = currentMapping(); mapping.ok()) {
+    capture.insert(QStringLiteral("coordinate_space"), mapping->coordinateSpaceJson());
+    capture.insert(QStringLiteral("desktop"), mapping->mappedToJson());
+  }
+  json.insert(QStringLiteral("capture"), capture);
   if (!m_barrier->confirmation().isEmpty())
     json.insert(QStringLiteral("lock_confirmation"), m_barrier->confirmation());
   // What perform_action accepts here: the grant's kinds and limits, the dialects, and what the
@@ -106,6 +116,36 @@ void ActionService::whenLockSettled(std::function<void(const Status&)> done) {
                                 [finish](const Failure& failure) { finish(Status(failure)); });
 }
 
+Outcome<CoordinateMapping> ActionService::currentMapping() const {
+  QImage frame = m_currentFrame ? m_currentFrame() : QImage();
+  const QSize desktop = frame.size();
+  frame = QImage();
+  if (desktop.isEmpty())
+    return Failure{Refusal::Internal, QStringLiteral("no guest frame has arrived yet")};
+  const Outcome<QSize> space = m_grant.capture.spaceFor(desktop);
+  if (!space)
+    return space.failure();
+  return CoordinateMapping(*space, desktop);
+}
+
+bool ActionService::encode(QImage& image, Capture& capture) {
+  // Our PngEncoder, not QImageWriter: its libpng/zlib memory is zeroed before it is freed and
+  // its output grows without leaving stale copies (QBuffer's growth reallocates). Thorough
+  // settings (one capture, not a stream), which also keep its bytes distinct from the panel's
+  // frame packets.
+  if (image.depth() != 32)
+    image = image.convertToFormat(QImage::Format_RGB32);
+  capture.width = image.width();
+  capture.height = image.height();
+  capture.png.reserve(qsizetype(image.width()) * image.height() / 4 + 4096);
+  const bool encoded = PngEncoder(PngEncoder::Settings{6, 0xf8, 0}).encode(image, image.rect(), capture.png);
+  wipe(image);
+  if (!encoded)
+    return false;
+  capture.sha256Hex = QCryptographicHash::hash(capture.png, QCryptographicHash::Sha256).toHex();
+  return true;
+}
+
 Outcome<ActionService::Capture> ActionService::captureDesktop() {
   if (Status s = admit(kOpCapture); !s.ok())
     return s.failure();
@@ -116,37 +156,116 @@ Outcome<ActionService::Capture> ActionService::captureDesktop() {
   QImage frame = m_currentFrame ? m_currentFrame() : QImage();
   if (frame.isNull())
     return refuse(kOpCapture, Refusal::Internal, QStringLiteral("no guest frame has arrived yet"));
+  const Outcome<QSize> space = m_grant.capture.spaceFor(frame.size());
+  if (!space) {
+    wipe(frame);
+    return refuse(kOpCapture, space.code(), space.failure().message);
+  }
 
   Capture capture;
-  capture.width = frame.width();
-  capture.height = frame.height();
-  // Our PngEncoder, not QImageWriter: its libpng/zlib memory is zeroed before it is freed and
-  // its output grows without leaving stale copies (QBuffer's growth reallocates). Thorough
-  // settings (one capture, not a stream), which also keep its bytes distinct from the panel's
-  // frame packets.
+  capture.from = frame.size();
   if (frame.depth() != 32)
     frame = frame.convertToFormat(QImage::Format_RGB32);
-  capture.png.reserve(qsizetype(frame.width()) * frame.height() / 4 + 4096);
-  if (!PngEncoder(PngEncoder::Settings{6, 0xf8, 0}).encode(frame, frame.rect(), capture.png)) {
+  // The model gets the grant's size; without a capture section the frame's own bytes, as before.
+  QImage image = CaptureScaler::scaled(frame, *space);
+  if (image.constBits() != frame.constBits())
     wipe(frame);
+  else
+    frame = QImage();
+  if (image.isNull() || !encode(image, capture))
     return refuse(kOpCapture, Refusal::Internal, QStringLiteral("the frame could not be encoded"));
-  }
-  wipe(frame);
-  capture.sha256Hex = QCryptographicHash::hash(capture.png, QCryptographicHash::Sha256).toHex();
   ++m_captures;
   capture.lockConfirmation = m_barrier->confirmation();
-  record(QStringLiteral("capture"), {{QStringLiteral("sha256"), QString::fromLatin1(capture.sha256Hex)},
-                                     {QStringLiteral("width"), capture.width},
-                                     {QStringLiteral("height"), capture.height},
-                                     {QStringLiteral("count"), m_captures},
-                                     {QStringLiteral("lock_confirmation"), capture.lockConfirmation}});
+  record(QStringLiteral("capture"),
+         {{QStringLiteral("sha256"), QString::fromLatin1(capture.sha256Hex)},
+          {QStringLiteral("width"), capture.width},
+          {QStringLiteral("height"), capture.height},
+          {QStringLiteral("scale"),
+           QJsonObject{{QStringLiteral("from"), QJsonArray{capture.from.width(), capture.from.height()}},
+                       {QStringLiteral("to"), QJsonArray{capture.width, capture.height}},
+                       {QStringLiteral("filter"), QLatin1StringView(CaptureScaler::kFilter)}}},
+          {QStringLiteral("count"), m_captures},
+          {QStringLiteral("lock_confirmation"), capture.lockConfirmation}});
   if (phase == Phase::Capturing)
     (void)m_phases->transition(Phase::Reviewing, QStringLiteral("first capture taken"));
   return capture;
 }
 
-Outcome<ActionService::Resolved> ActionService::resolve(const QJsonObject& arguments, QSize desktop) const {
+Outcome<ActionService::Capture> ActionService::zoomDesktop(const QJsonObject& arguments) {
+  if (Status s = admit(kOpZoom); !s.ok())
+    return s.failure();
+  const Phase phase = m_phases->phase();
+  if (phase != Phase::Capturing && phase != Phase::Reviewing)
+    return refuse(kOpZoom, Refusal::CaptureNotAllowed,
+                  QStringLiteral("zoom is allowed where capture is (CAPTURING, REVIEWING), not in %1")
+                      .arg(phaseName(phase)));
+  const auto invalid = [this](const QString& message) {
+    return refuse(kOpZoom, Refusal::ObservationInvalid, QStringLiteral("region: ") + message);
+  };
+  const QJsonValue regionValue = arguments.value(QStringLiteral("region"));
+  if (arguments.size() != 1 || !regionValue.isArray())
+    return refuse(kOpZoom, Refusal::ObservationInvalid,
+                  QStringLiteral("the only argument is region [x0, y0, x1, y1]"));
+  const QJsonArray list = regionValue.toArray();
+  if (list.size() != 4)
+    return invalid(QStringLiteral("expected [x0, y0, x1, y1]"));
+  int edge[4];
+  for (int i = 0; i < 4; ++i) {
+    const double d = list.at(i).toDouble(-1.0);
+    if (!list.at(i).isDouble() || !std::isfinite(d) || std::floor(d) != d || d < 0 ||
+        d > ActionSpec::kMaxCoordinate)
+      return invalid(QStringLiteral("expected four integers in the capture's space"));
+    edge[i] = int(d);
+  }
+  QImage frame = m_currentFrame ? m_currentFrame() : QImage();
+  if (frame.isNull())
+    return refuse(kOpZoom, Refusal::Internal, QStringLiteral("no guest frame has arrived yet"));
+  const Outcome<QSize> space = m_grant.capture.spaceFor(frame.size());
+  if (!space) {
+    wipe(frame);
+    return refuse(kOpZoom, space.code(), space.failure().message);
+  }
+  const CoordinateMapping mapping(*space, frame.size());
+  QString why;
+  if (edge[0] >= edge[2] || edge[1] >= edge[3])
+    why = QStringLiteral("empty (x0 < x1 and y0 < y1, edges)");
+  else if (edge[2] > space->width() || edge[3] > space->height())
+    why = QStringLiteral("outside the %1x%2 capture").arg(space->width()).arg(space->height());
+  const QRect rect = why.isEmpty() ? mapping.regionToDesktop(edge[0], edge[1], edge[2], edge[3]) : QRect();
+  if (why.isEmpty() && !m_grant.capture.admitsZoom(rect.size(), frame.size()))
+    why = QStringLiteral("%1x%2 desktop pixels exceed the grant's capture bound")
+              .arg(rect.width())
+              .arg(rect.height());
+  if (!why.isEmpty()) {
+    wipe(frame);
+    return invalid(why);
+  }
+  Capture zoom;
+  zoom.from = rect.size();
+  zoom.region = rect;
+  zoom.requested = QRect(QPoint(edge[0], edge[1]), QSize(edge[2] - edge[0], edge[3] - edge[1]));
+  if (frame.depth() != 32)
+    frame = frame.convertToFormat(QImage::Format_RGB32);
+  QImage part = frame.copy(rect);
+  wipe(frame);
+  if (part.isNull() || !encode(part, zoom))
+    return refuse(kOpZoom, Refusal::Internal, QStringLiteral("the region could not be encoded"));
+  ++m_zooms;
+  zoom.lockConfirmation = m_barrier->confirmation();
+  record(QStringLiteral("zoom"), {{QStringLiteral("sha256"), QString::fromLatin1(zoom.sha256Hex)},
+                                  {QStringLiteral("region"), QJsonArray{edge[0], edge[1], edge[2], edge[3]}},
+                                  {QStringLiteral("desktop_region"),
+                                   QJsonArray{rect.left(), rect.top(), rect.right() + 1, rect.bottom() + 1}},
+                                  {QStringLiteral("width"), zoom.width},
+                                  {QStringLiteral("height"), zoom.height},
+                                  {QStringLiteral("count"), m_zooms}});
+  return zoom;
+}
+
+Outcome<ActionService::Resolved> ActionService::resolve(const QJsonObject& arguments,
+                                                        const CoordinateMapping& mapping) const {
   Resolved resolved;
+  resolved.mapping = mapping;
   if (m_grant.hasCandidates()) {
     if (arguments.size() != 1 || !arguments.contains(QStringLiteral("candidate_id")))
       return Failure{Refusal::ActionInvalid,
@@ -172,8 +291,16 @@ Outcome<ActionService::Resolved> ActionService::resolve(const QJsonObject& argum
       return Failure{Refusal::ActionInvalid, QStringLiteral("action: expected an object")};
     canonical = value.toObject();
   } else if (dialects::names().contains(key)) {
-    const Outcome<QJsonObject> translated =
-        dialects::translate(key, value, dialects::Context{desktop, m_pointer ? m_pointer() : std::nullopt});
+    // UI-TARS' coordinates are normalised: that dialect maps them onto the desktop itself, in
+    // one exact step; every other dialect speaks the capture's pixels, as the canonical form.
+    const bool normalised = key == u"ui_tars";
+    std::optional<QPoint> pointer = m_pointer ? m_pointer() : std::nullopt;
+    if (pointer && !normalised)
+      pointer = mapping.toSpace(*pointer);
+    const Outcome<QJsonObject> translated = dialects::translate(
+        key, value, dialects::Context{normalised ? mapping.desktop() : mapping.space(), pointer});
+    if (normalised)
+      resolved.mapping = CoordinateMapping::normalised(mapping.desktop());
     if (!translated)
       return Failure{translated.code(), key + QStringLiteral(".") + translated.failure().message};
     canonical = *translated;
@@ -270,13 +397,22 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
     return refuse(kOpPerform, Refusal::PhaseWrong,
                   QStringLiteral("perform_action is allowed in REVIEWING only, not in %1")
                       .arg(phaseName(m_phases->phase())));
-  QImage frame = m_currentFrame ? m_currentFrame() : QImage();
-  const QSize desktop = frame.size();
-  frame = QImage();
-  const Outcome<Resolved> resolved = resolve(arguments, desktop);
+  // No frame at all: an empty space, so every point is outside it (keys need none).
+  Outcome<CoordinateMapping> mapping = currentMapping();
+  if (!mapping && mapping.code() == Refusal::Internal)
+    mapping = CoordinateMapping();
+  if (!mapping)
+    return refuse(kOpPerform, mapping.code(), mapping.failure().message);
+  const QSize desktop = mapping->desktop();
+  const Outcome<Resolved> resolved = resolve(arguments, *mapping);
   if (!resolved)
     return refuse(kOpPerform, resolved.code(), resolved.failure().message);
-  const ActionSpec& spec = resolved->spec;
+  // The action's points from the capture's space (what the model saw) to desktop pixels.
+  QJsonArray points;
+  const Outcome<ActionSpec> mapped = resolved->mapping.toDesktop(resolved->spec, &points);
+  if (!mapped)
+    return refuse(kOpPerform, mapped.code(), mapped.failure().message);
+  const ActionSpec& spec = *mapped;
   ActionPlan::Context context;
   context.caps = m_inputCaps ? m_inputCaps() : InputCaps{};
   context.textInput = m_grant.actionPolicy.textInput;
@@ -313,6 +449,9 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   }
   receipt.eventId = QUuid::createUuid().toString(QUuid::WithoutBraces);
   receipt.desktop = desktop; // the frame the action was planned on
+  receipt.coordinateSpace = resolved->mapping.coordinateSpaceJson();
+  receipt.mappedTo = resolved->mapping.mappedToJson();
+  receipt.mapping = resolved->mapping.mappingJson(points);
   receipt.lockConfirmation = m_barrier->confirmation();
 
   bool interrupted = false;

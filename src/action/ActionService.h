@@ -4,10 +4,15 @@
 // relay's calls here; tests call it directly.
 //
 // - status: phase, run, task, VM, grant digest (and the candidates, as data).
-// - captureDesktop: CAPTURING or REVIEWING only; the current frame as PNG in memory. The
-//   first capture moves CAPTURING → REVIEWING. The evidence gets the PNG's SHA-256 only.
+// - captureDesktop: CAPTURING or REVIEWING only; the current frame as PNG in memory, scaled
+//   to the grant's capture size (CaptureScaler; the grant's `capture` section, issue 25.4).
+//   The first capture moves CAPTURING → REVIEWING. The evidence gets the PNG's SHA-256 only
+//   (of the PNG the model got).
+// - zoomDesktop: a region of the capture's space at full desktop resolution, where capture is
+//   allowed; an observation, not the action: it uses nothing up and changes no phase.
 // - performAction: REVIEWING only; validates the arguments against the grant (the canonical
 //   vocabulary or one dialect, the grant's kinds and limits, what the server advertised),
+//   maps its coordinates from the capture's space to the desktop (CoordinateMapping),
 //   then moves to ACTION, sends the plan ONCE through the sink (a hold's or wait's pause runs
 //   the event loop, so panic and expiry still act), releases what a failed or interrupted
 //   send left pressed, lets the guest confirm it read the input (the reader's graceful
@@ -21,6 +26,7 @@
 #pragma once
 
 #include "action/ActionPlan.h"
+#include "action/CoordinateMapping.h"
 #include "action/Receipt.h"
 #include "common/Outcome.h"
 #include "grant/Grant.h"
@@ -51,8 +57,11 @@ public:
   };
   struct Capture {
     QByteArray png; // memory only; never written anywhere
-    int width = 0;
+    int width = 0;  // the PNG's size
     int height = 0;
+    QSize from;   // the desktop it was taken of (capture: scaled from; zoom: the region's desktop size)
+    QRect region; // zoom only: the desktop rectangle returned, and the request in the capture's space
+    QRect requested;
     QByteArray sha256Hex;
     QJsonObject lockConfirmation; // how the guest confirmed the setup's input at the lock
   };
@@ -89,6 +98,11 @@ public:
 
   QJsonObject status() const;
   Outcome<Capture> captureDesktop();
+  // zoom_desktop's arguments: {"region": [x0, y0, x1, y1]} in the capture's space (edges; x1,
+  // y1 exclusive). OBSERVATION_INVALID outside the space, empty, or beyond the grant's bound.
+  Outcome<Capture> zoomDesktop(const QJsonObject& arguments);
+  // The capture's coordinate space for the current desktop (the grant's capture size).
+  Outcome<CoordinateMapping> currentMapping() const;
   // `arguments` is the perform_action tool's arguments object. Refusals (ALREADY_ACTED,
   // PHASE_WRONG, ACTION_INVALID) send nothing and return a Failure; once the action is
   // under way the result is always a Receipt, with outcome "executed" or "failed".
@@ -113,8 +127,11 @@ private:
     const Candidate* candidate = nullptr;
     QString dialect;
     QJsonObject original;
+    CoordinateMapping mapping; // the space the spec's coordinates are in
   };
-  Outcome<Resolved> resolve(const QJsonObject& arguments, QSize desktop) const;
+  Outcome<Resolved> resolve(const QJsonObject& arguments, const CoordinateMapping& mapping) const;
+  // Encodes `image` (wiped afterwards) into capture.png and its hash; false when it cannot.
+  bool encode(QImage& image, Capture& capture);
   // A hold's or wait's duration; false when the console closed meanwhile (`onClose` ran then).
   bool pause(int ms, const std::function<void()>& onClose);
   // Releases what the session holds, once per receipt; records action_released.
@@ -137,6 +154,7 @@ private:
   QByteArray m_textKey; // keys the text hash in the evidence; random per console, memory only
   bool m_acted = false;
   int m_captures = 0;
+  int m_zooms = 0;
 };
 
 } // namespace gc

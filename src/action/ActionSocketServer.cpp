@@ -1,6 +1,7 @@
 #include "action/ActionSocketServer.h"
 
 #include "action/ActionService.h"
+#include "action/CaptureScaler.h"
 #include "common/StrictJson.h"
 #include "privacy/SecureZero.h"
 #include "relay/PeerCredentials.h"
@@ -249,7 +250,7 @@ void ActionSocketServer::handleCall(const QJsonObject& message) {
   };
   if (Status admitted = m_service->admit(op); !admitted.ok())
     return reply(errorReply(id, admitted.failure()));
-  if (op == relay::kOpLock || op == relay::kOpCapture) {
+  if (op == relay::kOpLock || op == relay::kOpCapture || op == relay::kOpZoom) {
     // A lock's guest sync runs asynchronously in READ_ONLY: request_lock answers, and a
     // capture is taken, only once it has ended (capture started, or why not).
     if (op == relay::kOpLock) {
@@ -260,8 +261,8 @@ void ActionSocketServer::handleCall(const QJsonObject& message) {
     m_service->whenLockSettled([this, op, args, id, reply](const Status& settled) {
       if (op == relay::kOpLock && !settled.ok())
         return reply(errorReply(id, settled.failure()));
-      if (op == relay::kOpCapture)
-        return replyWithCapture(id);
+      if (op == relay::kOpCapture || op == relay::kOpZoom)
+        return replyWithCapture(id, op, args);
       reply(dispatch(QString(kSettledLock), args, id));
     });
     return;
@@ -301,8 +302,10 @@ QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& a
   return error(Failure{Refusal::RouteForbidden, QStringLiteral("unknown operation")});
 }
 
-void ActionSocketServer::replyWithCapture(qint64 id) {
-  Outcome<ActionService::Capture> capture = m_service->captureDesktop();
+void ActionSocketServer::replyWithCapture(qint64 id, const QString& op, const QJsonObject& arguments) {
+  const bool zoom = op == relay::kOpZoom;
+  Outcome<ActionService::Capture> capture =
+      zoom ? m_service->zoomDesktop(arguments) : m_service->captureDesktop();
   if (!m_relay)
     return;
   if (!capture) {
@@ -316,14 +319,26 @@ void ActionSocketServer::replyWithCapture(qint64 id) {
   // line buffer, sized exactly: QJsonDocument and toBase64 would each keep a copy we cannot
   // wipe (QJsonValue's storage is not reachable).
   ActionService::Capture& c = capture.value();
-  const QJsonObject reply{
-      {QStringLiteral("type"), QStringLiteral("result")},
-      {QStringLiteral("id"), id},
-      {QStringLiteral("result"), QJsonObject{{QStringLiteral("png"), kPngPlaceholder},
-                                             {QStringLiteral("width"), c.width},
-                                             {QStringLiteral("height"), c.height},
-                                             {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)},
-                                             {QStringLiteral("lock_confirmation"), c.lockConfirmation}}}};
+  QJsonObject result{{QStringLiteral("png"), kPngPlaceholder},
+                     {QStringLiteral("width"), c.width},
+                     {QStringLiteral("height"), c.height},
+                     {QStringLiteral("sha256"), QString::fromLatin1(c.sha256Hex)},
+                     {QStringLiteral("lock_confirmation"), c.lockConfirmation}};
+  if (zoom) {
+    const QRect& r = c.requested;
+    const QRect& d = c.region;
+    result.insert(QStringLiteral("region"), QJsonArray{r.left(), r.top(), r.right() + 1, r.bottom() + 1});
+    result.insert(QStringLiteral("desktop_region"),
+                  QJsonArray{d.left(), d.top(), d.right() + 1, d.bottom() + 1});
+  } else {
+    result.insert(QStringLiteral("scale"),
+                  QJsonObject{{QStringLiteral("from"), QJsonArray{c.from.width(), c.from.height()}},
+                              {QStringLiteral("to"), QJsonArray{c.width, c.height}},
+                              {QStringLiteral("filter"), QLatin1StringView(CaptureScaler::kFilter)}});
+  }
+  const QJsonObject reply{{QStringLiteral("type"), QStringLiteral("result")},
+                          {QStringLiteral("id"), id},
+                          {QStringLiteral("result"), result}};
   const QByteArray frame = QJsonDocument(reply).toJson(QJsonDocument::Compact);
   const qsizetype at = frame.indexOf(kPngPlaceholderJson);
   QByteArray line;

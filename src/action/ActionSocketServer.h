@@ -73,7 +73,8 @@ private:
   static QJsonObject errorReply(qint64 id, const Failure& failure);
   static constexpr QLatin1StringView kSettledLock{"request_lock:settled"}; // dispatch() only
   void writeLine(QLocalSocket* socket, const QJsonObject& message);
-  void replyWithCapture(qint64 id);
+  // capture_desktop, or zoom_desktop with its arguments: the image line.
+  void replyWithCapture(qint64 id, const QString& op, const QJsonObject& arguments);
   // Writes `line` to the relay without Qt's write buffer; what the socket does not take at
   // once waits in m_pending (ours, zeroed when sent) for a write notification.
   void sendToRelay(QByteArray line);

@@ -34,6 +34,11 @@ QJsonObject Receipt::body() const {
                    {QStringLiteral("desktop"), QJsonObject{{QStringLiteral("width"), desktop.width()},
                                                            {QStringLiteral("height"), desktop.height()}}},
                    {QStringLiteral("time"), time.toString(Qt::ISODateWithMs)}};
+  if (!coordinateSpace.isEmpty()) {
+    json.insert(QStringLiteral("coordinate_space"), coordinateSpace);
+    json.insert(QStringLiteral("mapped_to"), mappedTo);
+    json.insert(QStringLiteral("mapping"), mapping);
+  }
   json.insert(QStringLiteral("candidate"),
               hasCandidate ? QJsonValue(QJsonObject{{QStringLiteral("id"), candidateId},
                                                     {QStringLiteral("label"), candidateLabel},

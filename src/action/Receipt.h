@@ -37,7 +37,12 @@ struct Receipt {
   Result result = Result::Failed;
   std::optional<Failure> failure; // why the send failed (Result::Failed only)
   int eventsSent = 0;
-  QSize desktop;  // the session's desktop when the action ran (its frame's size)
+  QSize desktop; // the session's desktop when the action ran (its frame's size)
+  // Where the action's coordinates came from and went (issue 25.4): the capture's space (or
+  // UI-TARS' normalised one), the desktop, and each point's mapping (CoordinateMapping).
+  QJsonObject coordinateSpace;
+  QJsonObject mappedTo;
+  QJsonObject mapping;
   QDateTime time; // UTC, when the send finished (and the guest confirmed, or did not)
   // What the release after a failed or interrupted send did (issue 25 point 5).
   struct Release {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "grant/Candidate.h"
+#include "grant/CaptureBound.h"
 #include "grant/KeyboardLayout.h"
 
 #include <QByteArray>
@@ -78,6 +79,7 @@ struct Grant {
   Panel panel;
   Mcp mcp;
   Lock lock;
+  CaptureBound capture;        // the `capture` section (issue 25.4); default: the desktop's size
   QList<Candidate> candidates; // empty when the grant has no "action"
   ActionPolicy actionPolicy;   // action.kinds / limits / text_input (issue 25); default: the original four
   QByteArray digestHex;        // SHA-256 of the exact file bytes, lowercase hex

@@ -317,6 +317,48 @@ void readLock(SchemaReader& r, const QJsonObject& root, Grant::Lock* lock) {
     r.fail(QStringLiteral("lock.confirmation"), QStringLiteral("expected \"guest\" or \"settle\""));
 }
 
+// capture {size: [w, h]} or {long_edge: N}: exactly one. A fixed size is judged against the
+// grant's desktop here when the grant fixes it; a server-sized desktop is judged at capture.
+void readCapture(SchemaReader& r, const QJsonObject& root, const Grant::Desktop& desktop,
+                 CaptureBound* capture) {
+  const QString path = QStringLiteral("capture");
+  const QJsonObject o = r.object(root, QString(), path);
+  if (r.failed())
+    return;
+  r.expectFields(o, path, {}, {u"size", u"long_edge"});
+  if (r.failed())
+    return;
+  if (o.size() != 1)
+    return r.fail(path, QStringLiteral("expected exactly one of size [w, h] or long_edge N"));
+  if (o.contains(u"long_edge")) {
+    capture->mode = CaptureBound::Mode::LongEdge;
+    capture->longEdge = int(r.integer(o, path, u"long_edge", CaptureBound::kMinEdge, CaptureBound::kMaxEdge));
+    return;
+  }
+  const QString where = QStringLiteral("capture.size");
+  const QJsonValue v = o.value(u"size");
+  const QJsonArray pair = v.toArray();
+  if (!v.isArray() || pair.size() != 2)
+    return r.fail(where, QStringLiteral("expected [width, height]"));
+  int edges[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const double d = pair.at(i).toDouble(-1.0);
+    if (!pair.at(i).isDouble() || !std::isfinite(d) || std::floor(d) != d)
+      return r.fail(where, QStringLiteral("expected two integers [width, height]"));
+    if (d < CaptureBound::kMinEdge || d > CaptureBound::kMaxEdge)
+      return r.fail(
+          where,
+          QStringLiteral("each edge in %1..%2").arg(CaptureBound::kMinEdge).arg(CaptureBound::kMaxEdge));
+    edges[i] = int(d);
+  }
+  capture->mode = CaptureBound::Mode::Size;
+  capture->size = QSize(edges[0], edges[1]);
+  if (desktop.sizeFrom == Grant::Desktop::SizeFrom::Grant) {
+    if (const QString why = capture->misfit(QSize(desktop.width, desktop.height)); !why.isEmpty())
+      r.fail(where, why + QStringLiteral(" (rdp.desktop)"));
+  }
+}
+
 // action.limits: each bound optional, at most ActionSpec's absolute one.
 void readLimits(SchemaReader& r, const QJsonObject& action, ActionLimits* limits) {
   const QString path = QStringLiteral("action.limits");
@@ -445,7 +487,7 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
   r.expectFields(root, QString(),
                  {u"version", u"grant_id", u"run_id", u"task_id", u"issued_at", u"expires_at", u"vm", u"rdp",
                   u"panel", u"mcp"},
-                 {u"action", u"lock"});
+                 {u"action", u"lock", u"capture"});
   if (r.failed())
     return r.failure();
 
@@ -497,6 +539,11 @@ Outcome<Grant> readGrant(const QJsonObject& root) {
 
   if (root.contains(u"lock"))
     readLock(r, root, &g.lock);
+  if (r.failed())
+    return r.failure();
+
+  if (root.contains(u"capture"))
+    readCapture(r, root, g.rdp.desktop, &g.capture);
   if (r.failed())
     return r.failure();
 

@@ -87,6 +87,8 @@ O statusSchema() {
                         {QStringLiteral("mcp_tool"), O{{kType, kString}}},
                         {QStringLiteral("acted"), O{{kType, QStringLiteral("boolean")}}},
                         {QStringLiteral("lock_confirmation"), lockConfirmationSchema()},
+                        // The grant's capture bound and the coordinate space it gives (issue 25.4).
+                        {QStringLiteral("capture"), O{{kType, kObject}}},
                         {QStringLiteral("candidates"),
                          O{{kType, QStringLiteral("array")}, {QStringLiteral("items"), candidate}}}},
                       {QStringLiteral("phase"), QStringLiteral("run"), QStringLiteral("task"),
@@ -103,6 +105,57 @@ O captureSchema() {
                         {QStringLiteral("lock_confirmation"), lockConfirmationSchema()}},
                       {QStringLiteral("width"), QStringLiteral("height"), QStringLiteral("sha256"),
                        QStringLiteral("mime_type")});
+}
+
+O intPair() {
+  return O{{kType, QStringLiteral("array")},
+           {QStringLiteral("items"), O{{kType, kInteger}}},
+           {QStringLiteral("minItems"), 2},
+           {QStringLiteral("maxItems"), 2}};
+}
+
+O edges(const QString& description) {
+  return O{{kType, QStringLiteral("array")},
+           {QStringLiteral("items"), O{{kType, kInteger}, {QStringLiteral("minimum"), 0}}},
+           {QStringLiteral("minItems"), 4},
+           {QStringLiteral("maxItems"), 4},
+           {QStringLiteral("description"), description}};
+}
+
+// capture_desktop's structured result: the PNG's size, hash, and how it was scaled from the
+// desktop (issue 25.4; to = from when the grant has no capture section).
+O scaledCaptureSchema() {
+  O schema = captureSchema();
+  O properties = schema.value(QStringLiteral("properties")).toObject();
+  properties.insert(QStringLiteral("scale"), objectSchema(O{{QStringLiteral("from"), intPair()},
+                                                            {QStringLiteral("to"), intPair()},
+                                                            {QStringLiteral("filter"), O{{kType, kString}}}},
+                                                          {QStringLiteral("from"), QStringLiteral("to")}));
+  schema.insert(QStringLiteral("properties"), properties);
+  return schema;
+}
+
+O zoomSchema() {
+  O schema = captureSchema();
+  O properties = schema.value(QStringLiteral("properties")).toObject();
+  properties.insert(QStringLiteral("region"),
+                    edges(QStringLiteral("the region asked for, in the capture's space")));
+  properties.insert(
+      QStringLiteral("desktop_region"),
+      edges(QStringLiteral("the desktop pixels returned: [x0, y0, x1, y1], x1 and y1 exclusive")));
+  schema.insert(QStringLiteral("properties"), properties);
+  return schema;
+}
+
+O zoomInputSchema() {
+  O schema = objectSchema(
+      O{{QStringLiteral("region"),
+         edges(QStringLiteral(
+             "[x0, y0, x1, y1] in the coordinate space of capture_desktop's image (edges: x0 < x1, "
+             "y0 < y1, x1 and y1 at most its width and height)"))}},
+      {QStringLiteral("region")});
+  schema.insert(QStringLiteral("additionalProperties"), false);
+  return schema;
 }
 
 O receiptSchema() {
@@ -267,15 +320,17 @@ QJsonArray McpServer::toolDefinitions(const Identity& identity) {
            noArguments(), statusSchema()),
       tool(QString(relay::kOpCapture), QStringLiteral("Capture Desktop"),
            QStringLiteral(
-               "The guest's current desktop as a PNG image (in memory only), with its size and SHA-256. "
-               "Allowed once the console is locked (CAPTURING or REVIEWING); the first capture starts "
-               "REVIEWING."),
-           noArguments(), captureSchema()),
+               "The guest's current desktop as a PNG image (in memory only), with its size and SHA-256, "
+               "scaled to the size the grant fixes (scale: from the desktop's size to the image's). "
+               "Action coordinates and zoom regions are in this image's space. Allowed once the console "
+               "is locked (CAPTURING or REVIEWING); the first capture starts REVIEWING."),
+           noArguments(), scaledCaptureSchema()),
       tool(identity.actionTool, QStringLiteral("Perform the one action"),
            identity.candidateIds.isEmpty()
                ? QStringLiteral(
-                     "Runs exactly one synthetic action in the guest, in desktop coordinates of the "
-                     "captured frame: click, move, drag, scroll, key_chord, hold_key, type_text, wait, done "
+                     "Runs exactly one synthetic action in the guest, in the coordinate space of "
+                     "capture_desktop's image (mapped to the desktop; the receipt says how): click, move, "
+                     "drag, scroll, key_chord, hold_key, type_text, wait, done "
                      "or fail (those the grant allows; status lists them), or the same in one benchmark "
                      "dialect (anthropic, openai, osworld, ui_tars). REVIEWING only. Runs once, never "
                      "retried; every later call is refused. Returns the receipt once the guest confirmed "
@@ -289,6 +344,13 @@ QJsonArray McpServer::toolDefinitions(const Identity& identity) {
                "Closes the operator's input, delivers what was already accepted, commits the lock and "
                "starts Capture Desktop. Allowed in SETUP only."),
            noArguments(), statusSchema()),
+      tool(QString(relay::kOpZoom), QStringLiteral("Zoom into the desktop"),
+           QStringLiteral(
+               "A region of the desktop at full resolution, as a PNG image (in memory only): region [x0, "
+               "y0, x1, y1] in the capture's coordinate space, at most as many desktop pixels as the "
+               "grant's capture bound. Where capture is allowed (CAPTURING, REVIEWING). An observation, "
+               "not the action: it does not use the action up."),
+           zoomInputSchema(), zoomSchema()),
   };
 }
 
@@ -363,6 +425,8 @@ QByteArray McpServer::callTool(const QJsonValue& id, const QJsonObject& params) 
   QString op;
   if (name == m_identity.actionTool) {
     op = relay::kOpPerform;
+  } else if (name == relay::kOpZoom) {
+    op = name; // the console judges the region (OBSERVATION_INVALID)
   } else if (name == relay::kOpStatus || name == relay::kOpCapture || name == relay::kOpLock) {
     if (!arguments.isEmpty())
       return fail(QStringLiteral("%1 takes no arguments").arg(name));
@@ -386,7 +450,7 @@ QByteArray McpServer::callTool(const QJsonValue& id, const QJsonObject& params) 
   }
   if (!reply.ok)
     return McpJsonRpc::result(id, toolError(reply.failure, reply.receipt));
-  if (op != relay::kOpCapture)
+  if (op != relay::kOpCapture && op != relay::kOpZoom)
     return McpJsonRpc::result(id, toolResult(reply.result));
 
   O structured{{QStringLiteral("width"), reply.result.value(QStringLiteral("width"))},
@@ -395,6 +459,10 @@ QByteArray McpServer::callTool(const QJsonValue& id, const QJsonObject& params) 
                {QStringLiteral("mime_type"), QStringLiteral("image/png")}};
   if (const QJsonValue c = reply.result.value(QStringLiteral("lock_confirmation")); c.isObject())
     structured.insert(QStringLiteral("lock_confirmation"), c);
+  for (const char* key : {"scale", "region", "desktop_region"}) {
+    if (const QJsonValue v = reply.result.value(QLatin1StringView(key)); !v.isUndefined())
+      structured.insert(QLatin1StringView(key), v);
+  }
   return McpJsonRpc::result(
       id, O{{QStringLiteral("content"),
              A{O{{kType, QStringLiteral("image")},

@@ -41,6 +41,9 @@ struct GrantDraft {
   QString mcpTool = QStringLiteral("perform_action");
   QList<Candidate> candidates; // empty: the grant has no "action"
   QString lockConfirmation;    // "guest" or "settle"; empty: no "lock" (the loader's default, guest)
+  int captureWidth = 0;        // capture.size; 0: none
+  int captureHeight = 0;
+  int captureLongEdge = 0; // capture.long_edge; 0: none (neither: no "capture", the desktop's size)
 };
 
 } // namespace gc::tools

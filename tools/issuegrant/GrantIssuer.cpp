@@ -109,6 +109,11 @@ Outcome<QByteArray> GrantIssuer::render(const GrantDraft& d) {
   if (!d.lockConfirmation.isEmpty())
     top.append(
         {QStringLiteral("lock"), object({{QStringLiteral("confirmation"), scalar(d.lockConfirmation)}}, 2)});
+  if (d.captureWidth > 0)
+    top.append({QStringLiteral("capture"), "{\"size\": [" + QByteArray::number(d.captureWidth) + ", " +
+                                               QByteArray::number(d.captureHeight) + "]}"});
+  else if (d.captureLongEdge > 0)
+    top.append({QStringLiteral("capture"), "{\"long_edge\": " + QByteArray::number(d.captureLongEdge) + '}'});
   QByteArray bytes = object(top, 0) + '\n';
 
   // The console's loader is the authority on what a grant is. Freshness is neutralised

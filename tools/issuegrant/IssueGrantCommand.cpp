@@ -143,6 +143,23 @@ std::variant<Plan, UsageError> plan(QCommandLineParser& parser, QIODevice& stand
       return usage(QStringLiteral("--desktop-size-from needs --desktop (the size the console requests)"));
     d.desktopSizeFrom = parser.value(QStringLiteral("desktop-size-from"));
   }
+  // capture (issue 25.4): one of a fixed size or a long-edge bound; the loader judges them.
+  if (parser.isSet(QStringLiteral("capture-size")) && parser.isSet(QStringLiteral("capture-long-edge")))
+    return usage(QStringLiteral("--capture-size and --capture-long-edge exclude each other"));
+  if (parser.isSet(QStringLiteral("capture-size"))) {
+    static const QRegularExpression size(QStringLiteral("\\A(\\d{1,5})x(\\d{1,5})\\z"));
+    const QRegularExpressionMatch m = size.match(parser.value(QStringLiteral("capture-size")));
+    if (!m.hasMatch())
+      return usage(QStringLiteral("--capture-size expects WIDTHxHEIGHT, e.g. 1280x800"));
+    d.captureWidth = m.captured(1).toInt();
+    d.captureHeight = m.captured(2).toInt();
+  }
+  if (parser.isSet(QStringLiteral("capture-long-edge"))) {
+    bool ok = false;
+    d.captureLongEdge = parser.value(QStringLiteral("capture-long-edge")).toInt(&ok);
+    if (!ok || d.captureLongEdge <= 0)
+      return usage(QStringLiteral("--capture-long-edge expects a positive number of pixels"));
+  }
   if (parser.isSet(QStringLiteral("lock-confirmation")))
     d.lockConfirmation = parser.value(QStringLiteral("lock-confirmation"));
   if (parser.isSet(QStringLiteral("keyboard-layout")))
@@ -207,6 +224,12 @@ void addOptions(QCommandLineParser& parser) {
       "WIDTHxHEIGHT");
   opt("desktop-size-from", "rdp.desktop.size_from: grant (default) or server (the server's size is taken).",
       "grant|server");
+  opt("capture-size",
+      "capture.size: the image the model sees and the coordinates it acts in, e.g. 1024x768 (XGA) or "
+      "1280x800 (WXGA); at most the desktop.",
+      "WIDTHxHEIGHT");
+  opt("capture-long-edge", "capture.long_edge: the capture scaled down, aspect kept, to this longer edge.",
+      "PIXELS");
   opt("keyboard-layout", "rdp.keyboard_layout, a Windows KLID (default 0x00000409, US English).",
       "0xXXXXXXXX");
   opt("lock-confirmation",

@@ -1,7 +1,7 @@
 // {"anthropic": <input of Anthropic's computer tool>} (computer_20250124): the "action" names
-// the kind; "coordinate" is [x, y] in the captured desktop; "text" carries the typed text,
-// the xdotool key combination of key / hold_key, or the modifiers held during a click or
-// scroll; "duration" is seconds; "scroll_amount" is wheel notches.
+// the kind; "coordinate" is [x, y] in the capture's space (the image capture_desktop returned); "text"
+// carries the typed text, the xdotool key combination of key / hold_key, or the modifiers held during a click
+// or scroll; "duration" is seconds; "scroll_amount" is wheel notches.
 #include "action/dialects/Dialects.h"
 
 #include <QJsonArray>
@@ -25,8 +25,7 @@ constexpr Click kClicks[] = {{u"left_click", "left", 1},
                              {u"double_click", "left", 2},
                              {u"triple_click", "left", 3}};
 // What the tool offers that is not one action of the console.
-constexpr QStringView kRefused[] = {u"screenshot", u"cursor_position", u"left_mouse_down", u"left_mouse_up",
-                                    u"zoom"};
+constexpr QStringView kRefused[] = {u"screenshot", u"cursor_position", u"left_mouse_down", u"left_mouse_up"};
 
 Outcome<QPoint> where(const QJsonObject& in, const Context& context) {
   if (in.contains(QStringLiteral("coordinate")))
@@ -57,6 +56,10 @@ Outcome<QJsonObject> anthropic(const QJsonValue& input, const Context& context) 
     return invalid(QStringLiteral("expected the computer tool's input object"));
   const QJsonObject in = input.toObject();
   const QString action = in.value(QStringLiteral("action")).toString();
+  // An observation, not an action: zoom_desktop serves it without using the action up.
+  if (action == u"zoom")
+    return invalid(QStringLiteral("action: zoom is an observation, not an action: call zoom_desktop "
+                                  "{\"region\": [x0, y0, x1, y1]}"));
   for (QStringView refused : kRefused)
     if (refused == action)
       return invalid(QStringLiteral("action: %1 is not an action the console performs").arg(action));

@@ -24,8 +24,10 @@
 namespace gc::dialects {
 
 struct Context {
-  QSize desktop;                 // the captured desktop the model saw
-  std::optional<QPoint> pointer; // where the console last put the pointer, if it did
+  // The pixels the dialect's coordinates are in: the capture's space (the scaled image the model
+  // saw, issue 25.4); for UI-TARS the desktop itself, onto which it maps its normalised values.
+  QSize desktop;
+  std::optional<QPoint> pointer; // where the console last put the pointer, in the same pixels
 };
 
 QStringList names(); // "anthropic", "openai", "osworld", "ui_tars"

@@ -1,5 +1,5 @@
 // {"openai": <one action of OpenAI's computer-use tool>}: "type" names the kind; x, y are in
-// the captured desktop; scroll_x / scroll_y are pixels (positive: right / down, as a DOM
+// the capture's space; scroll_x / scroll_y are pixels (positive: right / down, as a DOM
 // wheel's delta), turned into wheel notches of kPixelsPerNotch, rounded half away from zero,
 // at least one notch for any non-zero amount. A list of several actions is refused, never
 // split: the console performs one.

@@ -1,9 +1,8 @@
 // {"osworld": {"action_type": ..., "parameters": {...}}}: OSWorld's computer_13 action space.
-// x, y are in the captured desktop; a CLICK without them, SCROLL and DRAG_TO act at the
-// pointer's position, which the console must know (it put the pointer there). SCROLL's dx / dy
-// are pyautogui's hscroll / vscroll clicks: positive dy is up, so the canonical dy is -dy.
-// Key names are pyautogui's. KEY_DOWN / KEY_UP / MOUSE_DOWN / MOUSE_UP leave something held
-// after the one action: refused.
+// x, y are in the capture's space (the image the model saw); a CLICK without them, SCROLL and DRAG_TO act at
+// the pointer's position, which the console must know (it put the pointer there). SCROLL's dx / dy are
+// pyautogui's hscroll / vscroll clicks: positive dy is up, so the canonical dy is -dy. Key names are
+// pyautogui's. KEY_DOWN / KEY_UP / MOUSE_DOWN / MOUSE_UP leave something held after the one action: refused.
 #include "action/dialects/Dialects.h"
 
 namespace gc::dialects {

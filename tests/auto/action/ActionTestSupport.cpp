@@ -33,6 +33,7 @@ Grant makeGrant(const GrantOptions& options) {
                     Candidate{QStringLiteral("ok"), QString::fromLatin1(kInjectionLabel), ok}};
   }
   g.actionPolicy = options.policy;
+  g.capture = options.capture;
   g.digestHex =
       QCryptographicHash::hash("grant bytes of " + options.runId.toUtf8(), QCryptographicHash::Sha256)
           .toHex();

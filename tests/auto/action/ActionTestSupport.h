@@ -25,6 +25,7 @@ struct GrantOptions {
   bool candidates = false;
   int lifetimeSeconds = 3600; // expires_at = now + this (negative: already expired)
   ActionPolicy policy;        // the grant's action.kinds / limits / text_input
+  CaptureBound capture;       // the grant's capture section (issue 25.4)
 };
 // A policy allowing every canonical kind, with the default limits.
 ActionPolicy everyKind();

@@ -2,6 +2,7 @@
 #include "action/ActionPlan.h"
 #include "action/ActionService.h"
 #include "action/ActionSocketServer.h"
+#include "action/CaptureScaler.h"
 #include "audit/EvidenceLog.h"
 #include "privacy/RunDirectory.h"
 #include "relay/McpRelay.h"
@@ -664,6 +665,373 @@ private slots:
     QCOMPARE(valid->result, Receipt::Result::Executed);
   }
 
+  // ---- coordinates in the space the model saw; zoom (issue 25 item 4) -------------------
+
+  // The filter is area averaging with exact integer weights: 3 pixels into 2 weighs the
+  // middle one half into each (thirds of the output's footprint), rounded half up.
+  void scalesByExactAreaAverages() {
+    QImage frame(3, 1, QImage::Format_RGB32);
+    frame.setPixel(0, 0, qRgb(0, 30, 255));
+    frame.setPixel(1, 0, qRgb(90, 30, 0));
+    frame.setPixel(2, 0, qRgb(180, 30, 1));
+    const QImage out = CaptureScaler::scaled(frame, QSize(2, 1));
+    QCOMPARE(out.size(), QSize(2, 1));
+    QCOMPARE(QColor(out.pixel(0, 0)), QColor(30, 30, 170)); // (0*2 + 90)/3, (255*2 + 0)/3
+    QCOMPARE(QColor(out.pixel(1, 0)), QColor(150, 30, 1));  // (90 + 180*2)/3, (0 + 1*2)/3 = 0.67 → 1
+    // Halving: each output pixel is the mean of its 2x2 block; the same frame, the same bytes.
+    const QImage frame2 = makeFrame(320, 200);
+    const QImage half = CaptureScaler::scaled(frame2, QSize(160, 100));
+    for (const QPoint p : {QPoint(0, 1), QPoint(17, 33), QPoint(159, 99)}) {
+      int r = 0, g = 0, b = 0;
+      for (int dy = 0; dy < 2; ++dy)
+        for (int dx = 0; dx < 2; ++dx) {
+          const QRgb c = frame2.pixel(2 * p.x() + dx, 2 * p.y() + dy);
+          r += qRed(c);
+          g += qGreen(c);
+          b += qBlue(c);
+        }
+      QCOMPARE(QColor(half.pixel(p)), QColor((r + 2) / 4, (g + 2) / 4, (b + 2) / 4));
+    }
+    QCOMPARE(CaptureScaler::scaled(frame2, QSize(160, 100)), half);
+    // The same size is the frame itself, byte for byte.
+    QCOMPARE(CaptureScaler::scaled(frame2, frame2.size()).constBits(), frame2.constBits());
+  }
+
+  // The cost of the filter on a real desktop size (docs/mcp.md "Coordinates" quotes it):
+  // tst_action scalesAFullHdFrameToWxga -iterations 5.
+  void scalesAFullHdFrameToWxga() {
+    const QImage frame = makeFrame(1920, 1080);
+    QImage out;
+    QBENCHMARK {
+      out = CaptureScaler::scaled(frame, QSize(1280, 800));
+    }
+    QCOMPARE(out.size(), QSize(1280, 800));
+    QCOMPARE(out.format(), QImage::Format_RGB32);
+  }
+
+  // capture_desktop returns the grant's size; the evidence's hash is of the PNG the model got,
+  // and the scale says from what to what. Without a capture section nothing changes.
+  void capturesAtTheGrantsSize_data() {
+    QTest::addColumn<int>("mode");
+    QTest::addColumn<QSize>("bound");
+    QTest::addColumn<QSize>("expected");
+    QTest::newRow("no capture section") << int(CaptureBound::Mode::Desktop) << QSize() << QSize(320, 200);
+    QTest::newRow("size 160x100") << int(CaptureBound::Mode::Size) << QSize(160, 100) << QSize(160, 100);
+    QTest::newRow("size 200x150 (not a divisor)")
+        << int(CaptureBound::Mode::Size) << QSize(200, 150) << QSize(200, 150);
+    QTest::newRow("long edge 256") << int(CaptureBound::Mode::LongEdge) << QSize(256, 0) << QSize(256, 160);
+    QTest::newRow("long edge beyond the desktop")
+        << int(CaptureBound::Mode::LongEdge) << QSize(1024, 0) << QSize(320, 200);
+  }
+  void capturesAtTheGrantsSize() {
+    QFETCH(int, mode);
+    QFETCH(QSize, bound);
+    QFETCH(QSize, expected);
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode(mode);
+    options.capture.size = bound;
+    options.capture.longEdge = bound.width();
+    Rig rig(options);
+    QVERIFY(rig.evidenceOpen);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    const auto capture = rig.service.captureDesktop();
+    QVERIFY2(capture.ok(), capture.ok() ? "" : qPrintable(capture.failure().toString()));
+    QCOMPARE(QSize(capture->width, capture->height), expected);
+    QCOMPARE(capture->from, QSize(320, 200));
+    QImage decoded;
+    QVERIFY(decoded.loadFromData(capture->png, "PNG"));
+    QCOMPARE(decoded.size(), expected);
+    const QImage reference = CaptureScaler::scaled(makeFrame(), expected);
+    QCOMPARE(decoded.convertToFormat(QImage::Format_RGB32), reference);
+    rig.evidence.close();
+    QJsonObject entry;
+    for (const QByteArray& line : rig.evidenceBytes().split('\n'))
+      if (QJsonDocument::fromJson(line).object().value(QStringLiteral("event")) == QStringLiteral("capture"))
+        entry = QJsonDocument::fromJson(line).object();
+    QCOMPARE(entry.value(QStringLiteral("sha256")).toString().toLatin1(),
+             QCryptographicHash::hash(capture->png, QCryptographicHash::Sha256).toHex());
+    const QJsonObject scale = entry.value(QStringLiteral("scale")).toObject();
+    QCOMPARE(scale.value(QStringLiteral("from")).toArray(), (QJsonArray{320, 200}));
+    QCOMPARE(scale.value(QStringLiteral("to")).toArray(), (QJsonArray{expected.width(), expected.height()}));
+    QCOMPARE(scale.value(QStringLiteral("filter")).toString(), QStringLiteral("area-average"));
+  }
+
+  // A fixed size the server's desktop cannot give is refused at capture: OBSERVATION_INVALID,
+  // nothing captured, the phase unchanged.
+  void refusesACaptureSizeTheDesktopCannotGive() {
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(400, 300); // the frame is 320x200
+    Rig rig(options);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    const auto capture = rig.service.captureDesktop();
+    QVERIFY(!capture.ok());
+    QCOMPARE(capture.code(), Refusal::ObservationInvalid);
+    QCOMPARE(rig.phases.phase(), Phase::Capturing);
+  }
+
+  // Every kind's and dialect's coordinates are in the capture's space, mapped to the desktop
+  // by X = floor((x + 0.5) * W / w); UI-TARS' normalised ones straight onto the desktop. The
+  // sink gets desktop pixels; the receipt records both spaces and each point.
+  void mapsCoordinatesFromTheCaptureSpace_data() {
+    QTest::addColumn<QSize>("space");
+    QTest::addColumn<QString>("arguments");
+    QTest::addColumn<QStringList>("expected"); // eventText of what the sink got
+    QTest::addColumn<QString>("points");       // the receipt's mapping.points, compact JSON
+    const QSize half(160, 100), odd(200, 150); // of the 320x200 frame
+    QTest::newRow("click, half size, origin")
+        << half << "{\"action\":{\"type\":\"click\",\"x\":0,\"y\":0}}"
+        << QStringList{"p1,1,0", "p1,1,1", "p1,1,0"} << "[{\"from\":[0,0],\"to\":[1,1]}]";
+    QTest::newRow("click, half size, last pixel")
+        << half << "{\"action\":{\"type\":\"click\",\"x\":159,\"y\":99}}"
+        << QStringList{"p319,199,0", "p319,199,1", "p319,199,0"} << "[{\"from\":[159,99],\"to\":[319,199]}]";
+    QTest::newRow("click, 200x150") << odd << "{\"action\":{\"type\":\"click\",\"x\":100,\"y\":75}}"
+                                    << QStringList{"p160,100,0", "p160,100,1", "p160,100,0"}
+                                    << "[{\"from\":[100,75],\"to\":[160,100]}]";
+    QTest::newRow("move, 200x150") << odd << "{\"action\":{\"type\":\"move\",\"x\":199,\"y\":149}}"
+                                   << QStringList{"p319,199,0"} << "[{\"from\":[199,149],\"to\":[319,199]}]";
+    QTest::newRow("drag, half size")
+        << half << "{\"action\":{\"type\":\"drag\",\"path\":[{\"x\":10,\"y\":10},{\"x\":14,\"y\":10}]}}"
+        << QStringList{"p21,21,0", "p21,21,1", "p29,21,1", "p29,21,0"}
+        << "[{\"from\":[10,10],\"to\":[21,21]},{\"from\":[14,10],\"to\":[29,21]}]";
+    QTest::newRow("scroll, half size")
+        << half << "{\"action\":{\"type\":\"scroll\",\"x\":50,\"y\":20,\"dx\":0,\"dy\":1}}"
+        << QStringList{"p101,41,0", "p101,41,0,w-120"} << "[{\"from\":[50,20],\"to\":[101,41]}]";
+    QTest::newRow("key_chord has no points")
+        << half << "{\"action\":{\"type\":\"key_chord\",\"keys\":[\"ctrl\",\"s\"]}}"
+        << QStringList{"k1d+", "k1f+", "k1f-", "k1d-"} << "[]";
+    QTest::newRow("anthropic left_click")
+        << half << "{\"anthropic\":{\"action\":\"left_click\",\"coordinate\":[80,50]}}"
+        << QStringList{"p161,101,0", "p161,101,1", "p161,101,0"} << "[{\"from\":[80,50],\"to\":[161,101]}]";
+    QTest::newRow("openai click") << odd
+                                  << "{\"openai\":{\"type\":\"click\",\"button\":\"left\",\"x\":1,\"y\":1}}"
+                                  << QStringList{"p2,2,0", "p2,2,1", "p2,2,0"}
+                                  << "[{\"from\":[1,1],\"to\":[2,2]}]";
+    QTest::newRow("osworld CLICK")
+        << half << "{\"osworld\":{\"action_type\":\"CLICK\",\"parameters\":{\"x\":3,\"y\":4}}}"
+        << QStringList{"p7,9,0", "p7,9,1", "p7,9,0"} << "[{\"from\":[3,4],\"to\":[7,9]}]";
+    QTest::newRow("ui_tars: normalised, onto the desktop in one step")
+        << odd << "{\"ui_tars\":\"click(start_box='(500,300)')\"}"
+        << QStringList{"p160,60,0", "p160,60,1", "p160,60,0"} << "[{\"to\":[160,60]}]";
+    QTest::newRow("no capture section: the identity")
+        << QSize(320, 200) << "{\"action\":{\"type\":\"click\",\"x\":5,\"y\":6}}"
+        << QStringList{"p5,6,0", "p5,6,1", "p5,6,0"} << "[{\"from\":[5,6],\"to\":[5,6]}]";
+  }
+  void mapsCoordinatesFromTheCaptureSpace() {
+    QFETCH(QSize, space);
+    QFETCH(QString, arguments);
+    QFETCH(QStringList, expected);
+    QFETCH(QString, points);
+    GrantOptions options;
+    options.policy = everyKind();
+    if (space != QSize(320, 200)) {
+      options.capture.mode = CaptureBound::Mode::Size;
+      options.capture.size = space;
+    }
+    Rig rig(options);
+    QVERIFY(rig.toReviewing());
+    const auto receipt = rig.service.performAction(QJsonDocument::fromJson(arguments.toUtf8()).object());
+    QVERIFY2(receipt.ok(), receipt.ok() ? "" : qPrintable(receipt.failure().toString()));
+    QCOMPARE(receipt->result, Receipt::Result::Executed);
+    QStringList sent;
+    for (const InputEvent& e : rig.sink.events)
+      sent << eventText(e);
+    QCOMPARE(sent, expected);
+    const QJsonObject json = receipt->toJson();
+    const bool normalised = arguments.contains(QStringLiteral("ui_tars"));
+    QJsonObject expectedSpace{{QStringLiteral("width"), normalised ? 1000 : space.width()},
+                              {QStringLiteral("height"), normalised ? 1000 : space.height()}};
+    if (normalised)
+      expectedSpace.insert(QStringLiteral("normalised"), true);
+    QCOMPARE(json.value(QStringLiteral("coordinate_space")).toObject(), expectedSpace);
+    QCOMPARE(json.value(QStringLiteral("mapped_to")).toObject(),
+             (QJsonObject{{QStringLiteral("width"), 320}, {QStringLiteral("height"), 200}}));
+    const QJsonObject mapping = json.value(QStringLiteral("mapping")).toObject();
+    QCOMPARE(QJsonDocument(mapping.value(QStringLiteral("points")).toArray()).toJson(QJsonDocument::Compact),
+             points.toUtf8());
+    QVERIFY(!mapping.value(QStringLiteral("rule")).toString().isEmpty());
+  }
+
+  // A dialect action "at the pointer" takes the pointer's desktop position into the capture's
+  // space (x = floor((X + 0.5) * w / W)) and maps it back like any point: within the capture
+  // pixel's footprint, recorded in the receipt.
+  void actsAtThePointerThroughTheCaptureSpace_data() {
+    QTest::addColumn<QPoint>("pointer");
+    QTest::addColumn<QPoint>("space");
+    QTest::addColumn<QPoint>("desktop");
+    QTest::newRow("on a capture pixel's centre") << QPoint(101, 41) << QPoint(50, 20) << QPoint(101, 41);
+    QTest::newRow("off the centre: the footprint's centre pixel")
+        << QPoint(100, 40) << QPoint(50, 20) << QPoint(101, 41);
+  }
+  void actsAtThePointerThroughTheCaptureSpace() {
+    QFETCH(QPoint, pointer);
+    QFETCH(QPoint, space);
+    QFETCH(QPoint, desktop);
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(160, 100);
+    options.policy = everyKind();
+    Rig rig(options);
+    rig.service.setPointerPosition([pointer] { return std::optional<QPoint>(pointer); });
+    QVERIFY(rig.toReviewing());
+    const auto receipt =
+        rig.service.performAction(obj("{\"osworld\":{\"action_type\":\"CLICK\",\"parameters\":{}}}"));
+    QVERIFY2(receipt.ok(), receipt.ok() ? "" : qPrintable(receipt.failure().toString()));
+    QCOMPARE(rig.sink.events.front().x, desktop.x());
+    QCOMPARE(rig.sink.events.front().y, desktop.y());
+    const QJsonObject point = receipt->toJson()
+                                  .value(QStringLiteral("mapping"))
+                                  .toObject()
+                                  .value(QStringLiteral("points"))
+                                  .toArray()
+                                  .at(0)
+                                  .toObject();
+    QCOMPARE(point.value(QStringLiteral("from")).toArray(), (QJsonArray{space.x(), space.y()}));
+    QCOMPARE(point.value(QStringLiteral("to")).toArray(), (QJsonArray{desktop.x(), desktop.y()}));
+  }
+
+  // Outside the capture's space (though inside the desktop): ACTION_INVALID, nothing sent, the
+  // action not used up.
+  void refusesCoordinatesOutsideTheCaptureSpace_data() {
+    QTest::addColumn<QString>("arguments");
+    QTest::newRow("click at x = width") << "{\"action\":{\"type\":\"click\",\"x\":160,\"y\":0}}";
+    QTest::newRow("move at y = height") << "{\"action\":{\"type\":\"move\",\"x\":0,\"y\":100}}";
+    QTest::newRow("drag ends outside")
+        << "{\"action\":{\"type\":\"drag\",\"path\":[{\"x\":1,\"y\":1},{\"x\":300,\"y\":1}]}}";
+    QTest::newRow("scroll outside")
+        << "{\"action\":{\"type\":\"scroll\",\"x\":200,\"y\":50,\"dx\":0,\"dy\":1}}";
+    QTest::newRow("anthropic outside")
+        << "{\"anthropic\":{\"action\":\"left_click\",\"coordinate\":[319,199]}}";
+    QTest::newRow("openai outside")
+        << "{\"openai\":{\"type\":\"click\",\"button\":\"left\",\"x\":170,\"y\":1}}";
+    QTest::newRow("osworld outside")
+        << "{\"osworld\":{\"action_type\":\"MOVE_TO\",\"parameters\":{\"x\":1,\"y\":150}}}";
+    QTest::newRow("ui_tars beyond 1000") << "{\"ui_tars\":\"click(start_box='(1001,5)')\"}";
+  }
+  void refusesCoordinatesOutsideTheCaptureSpace() {
+    QFETCH(QString, arguments);
+    GrantOptions options;
+    options.policy = everyKind();
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(160, 100);
+    Rig rig(options);
+    QVERIFY(rig.toReviewing());
+    const auto refused = rig.service.performAction(QJsonDocument::fromJson(arguments.toUtf8()).object());
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.code(), Refusal::ActionInvalid);
+    QVERIFY(rig.sink.events.empty());
+    QVERIFY(!rig.service.hasActed());
+    QCOMPARE(rig.phases.phase(), Phase::Reviewing);
+    const auto valid = rig.service.performAction(obj("{\"action\":{\"type\":\"click\",\"x\":159,\"y\":99}}"));
+    QVERIFY(valid.ok());
+    QCOMPARE(valid->result, Receipt::Result::Executed);
+  }
+
+  // zoom_desktop: the region of the capture's space at full desktop resolution; an
+  // observation (nothing used up, no phase change), its hash in the evidence, never its pixels.
+  void zoomReturnsTheRegionAtFullResolution() {
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(200, 150);
+    Rig rig(options);
+    QVERIFY(rig.evidenceOpen);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    // Allowed where capture is: already in CAPTURING, and it does not start REVIEWING.
+    const auto zoom = rig.service.zoomDesktop(obj("{\"region\":[10,15,61,90]}"));
+    QVERIFY2(zoom.ok(), zoom.ok() ? "" : qPrintable(zoom.failure().toString()));
+    QCOMPARE(rig.phases.phase(), Phase::Capturing);
+    // floor(10*1.6) = 16, floor(15*4/3) = 20; ceil(61*1.6) = 98, ceil(90*4/3) = 120.
+    QCOMPARE(zoom->region, QRect(QPoint(16, 20), QPoint(97, 119)));
+    QCOMPARE(QSize(zoom->width, zoom->height), QSize(82, 100));
+    QImage decoded;
+    QVERIFY(decoded.loadFromData(zoom->png, "PNG"));
+    QCOMPARE(decoded.convertToFormat(QImage::Format_RGB32), makeFrame().copy(zoom->region));
+    QVERIFY(!rig.service.hasActed());
+    QVERIFY(rig.service.captureDesktop().ok());
+    QVERIFY(rig.service.zoomDesktop(obj("{\"region\":[0,0,1,1]}")).ok());
+    QCOMPARE(rig.phases.phase(), Phase::Reviewing);
+    QVERIFY(rig.service.performAction(obj("{\"action\":{\"type\":\"click\",\"x\":1,\"y\":1}}")).ok());
+    rig.evidence.close();
+    const QByteArray bytes = rig.evidenceBytes();
+    QStringList events;
+    QJsonObject first;
+    for (const QByteArray& line : bytes.split('\n')) {
+      const QJsonObject o = QJsonDocument::fromJson(line).object();
+      if (o.isEmpty())
+        continue;
+      events << o.value(QStringLiteral("event")).toString();
+      if (first.isEmpty() && events.last() == u"zoom")
+        first = o;
+    }
+    QCOMPARE(events, (QStringList{QStringLiteral("zoom"), QStringLiteral("capture"), QStringLiteral("zoom"),
+                                  QStringLiteral("receipt")}));
+    QCOMPARE(first.value(QStringLiteral("sha256")).toString().toLatin1(), zoom->sha256Hex);
+    QCOMPARE(first.value(QStringLiteral("desktop_region")).toArray(), (QJsonArray{16, 20, 98, 120}));
+    QVERIFY(!bytes.contains("\x89PNG"));
+    QVERIFY(!bytes.contains(zoom->png.toBase64().mid(40, 40)));
+  }
+
+  // Outside the capture's space, empty, beyond the grant's bound, or malformed:
+  // OBSERVATION_INVALID, nothing returned, nothing used up; where capture is not allowed:
+  // CAPTURE_NOT_ALLOWED.
+  void refusesZoomOutsideItsBounds_data() {
+    QTest::addColumn<QString>("arguments");
+    QTest::addColumn<bool>("locked");
+    QTest::addColumn<QString>("code");
+    const QString invalid = QStringLiteral("OBSERVATION_INVALID");
+    QTest::newRow("beyond the capture's width") << "{\"region\":[0,0,161,10]}" << true << invalid;
+    QTest::newRow("beyond the capture's height") << "{\"region\":[0,0,10,101]}" << true << invalid;
+    QTest::newRow("empty") << "{\"region\":[10,10,10,20]}" << true << invalid;
+    QTest::newRow("reversed") << "{\"region\":[20,20,10,10]}" << true << invalid;
+    QTest::newRow("negative") << "{\"region\":[-1,0,10,10]}" << true << invalid;
+    QTest::newRow("fraction") << "{\"region\":[0.5,0,10,10]}" << true << invalid;
+    QTest::newRow("three numbers") << "{\"region\":[0,0,10]}" << true << invalid;
+    QTest::newRow("strings") << "{\"region\":[\"0\",\"0\",\"10\",\"10\"]}" << true << invalid;
+    QTest::newRow("no region") << "{}" << true << invalid;
+    QTest::newRow("another argument") << "{\"region\":[0,0,10,10],\"scale\":2}" << true << invalid;
+    // The whole capture at full resolution is 320x200 desktop pixels: more than 160x100.
+    QTest::newRow("beyond the grant's bound") << "{\"region\":[0,0,160,100]}" << true << invalid;
+    QTest::newRow("in SETUP") << "{\"region\":[0,0,10,10]}" << false << QStringLiteral("CAPTURE_NOT_ALLOWED");
+  }
+  void refusesZoomOutsideItsBounds() {
+    QFETCH(QString, arguments);
+    QFETCH(bool, locked);
+    QFETCH(QString, code);
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(160, 100);
+    Rig rig(options);
+    QVERIFY(rig.evidenceOpen);
+    if (locked)
+      QVERIFY(rig.toReviewing());
+    const Phase before = rig.phases.phase();
+    const auto zoom = rig.service.zoomDesktop(QJsonDocument::fromJson(arguments.toUtf8()).object());
+    QVERIFY(!zoom.ok());
+    QCOMPARE(refusalName(zoom.code()), code);
+    QCOMPARE(rig.phases.phase(), before);
+    QVERIFY(!rig.service.hasActed());
+    QVERIFY(rig.sink.events.empty());
+    rig.evidence.close();
+    const QByteArray bytes = rig.evidenceBytes();
+    QVERIFY(bytes.contains("\"op\":\"zoom_desktop\""));
+    QVERIFY(!bytes.contains("\"event\":\"zoom\""));
+  }
+
+  // The Anthropic dialect's zoom is an observation: perform_action refuses it, names
+  // zoom_desktop, and keeps the action.
+  void anthropicZoomIsRefusedAsAnAction() {
+    Rig rig;
+    QVERIFY(rig.toReviewing());
+    const auto refused =
+        rig.service.performAction(obj("{\"anthropic\":{\"action\":\"zoom\",\"region\":[0,0,10,10]}}"));
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.code(), Refusal::ActionInvalid);
+    QVERIFY2(refused.failure().message.contains(QStringLiteral("zoom_desktop")),
+             qPrintable(refused.failure().message));
+    QVERIFY(!rig.service.hasActed());
+    QVERIFY(rig.sink.events.empty());
+  }
+
   // Each dialect's documented examples become the canonical action (issue 25 point 3).
   void translatesEveryDialect_data() {
     QTest::addColumn<QString>("arguments");
@@ -1249,7 +1617,8 @@ private slots:
          relay.next().value(QStringLiteral("result")).toObject().value(QStringLiteral("tools")).toArray())
       names << t.toObject().value(QStringLiteral("name")).toString();
     QCOMPARE(names, (QStringList{QStringLiteral("status"), QStringLiteral("capture_desktop"),
-                                 QStringLiteral("perform_action"), QStringLiteral("request_lock")}));
+                                 QStringLiteral("perform_action"), QStringLiteral("request_lock"),
+                                 QStringLiteral("zoom_desktop")}));
 
     QCOMPARE(code(relay.tool(2, QStringLiteral("capture_desktop"))), QStringLiteral("CAPTURE_NOT_ALLOWED"));
     QCOMPARE(code(relay.tool(3, QStringLiteral("perform_action"),
@@ -1300,6 +1669,73 @@ private slots:
     relay.closeInput();
     QTRY_VERIFY(relay.done.load());
     QCOMPARE(relay.rc.load(), kMcpExitOk);
+  }
+
+  // Through the relay (issue 25.4): capture_desktop's structured result says how it was
+  // scaled, zoom_desktop returns the region's image, refuses a bad region with its typed code,
+  // and neither uses the action up; the click then lands at the mapped desktop pixel.
+  void relayServesZoomAndTheScaledCapture() {
+    GrantOptions options;
+    options.capture.mode = CaptureBound::Mode::Size;
+    options.capture.size = QSize(160, 100);
+    SocketRig rig(options);
+    QVERIFY(rig.listening);
+    RelayHarness relay(rig.dir.path(), rig.grant.runId);
+    QVERIFY(relay.initialize());
+    QVERIFY(!relay.tool(1, QStringLiteral("request_lock")).value(QStringLiteral("isError")).toBool());
+    const QJsonObject capture = relay.tool(2, QStringLiteral("capture_desktop"));
+    QVERIFY(!capture.value(QStringLiteral("isError")).toBool());
+    const QJsonObject structured = capture.value(QStringLiteral("structuredContent")).toObject();
+    QCOMPARE(structured.value(QStringLiteral("width")).toInt(), 160);
+    QCOMPARE(structured.value(QStringLiteral("scale")).toObject().value(QStringLiteral("from")).toArray(),
+             (QJsonArray{320, 200}));
+    QCOMPARE(structured.value(QStringLiteral("scale")).toObject().value(QStringLiteral("to")).toArray(),
+             (QJsonArray{160, 100}));
+    QImage seen;
+    QVERIFY(seen.loadFromData(QByteArray::fromBase64(capture.value(QStringLiteral("content"))
+                                                         .toArray()
+                                                         .at(0)
+                                                         .toObject()
+                                                         .value(QStringLiteral("data"))
+                                                         .toString()
+                                                         .toLatin1()),
+                              "PNG"));
+    QCOMPARE(seen.size(), QSize(160, 100));
+
+    const QJsonObject zoom = relay.tool(3, QStringLiteral("zoom_desktop"), obj("{\"region\":[20,10,60,40]}"));
+    QVERIFY(!zoom.value(QStringLiteral("isError")).toBool());
+    QCOMPARE(zoom.value(QStringLiteral("structuredContent"))
+                 .toObject()
+                 .value(QStringLiteral("desktop_region"))
+                 .toArray(),
+             (QJsonArray{40, 20, 120, 80}));
+    QImage detail;
+    QVERIFY(detail.loadFromData(QByteArray::fromBase64(zoom.value(QStringLiteral("content"))
+                                                           .toArray()
+                                                           .at(0)
+                                                           .toObject()
+                                                           .value(QStringLiteral("data"))
+                                                           .toString()
+                                                           .toLatin1()),
+                                "PNG"));
+    QCOMPARE(detail.convertToFormat(QImage::Format_RGB32), makeFrame().copy(40, 20, 80, 60));
+    QCOMPARE(code(relay.tool(4, QStringLiteral("zoom_desktop"), obj("{\"region\":[0,0,161,1]}"))),
+             QStringLiteral("OBSERVATION_INVALID"));
+    QVERIFY(!rig.service.hasActed());
+
+    const QJsonObject performed = relay.tool(5, QStringLiteral("perform_action"),
+                                             obj("{\"action\":{\"type\":\"click\",\"x\":30,\"y\":20}}"));
+    QVERIFY(!performed.value(QStringLiteral("isError")).toBool());
+    const QJsonObject receipt = performed.value(QStringLiteral("structuredContent")).toObject();
+    QCOMPARE(
+        receipt.value(QStringLiteral("coordinate_space")).toObject().value(QStringLiteral("width")).toInt(),
+        160);
+    QCOMPARE(receipt.value(QStringLiteral("mapped_to")).toObject().value(QStringLiteral("width")).toInt(),
+             320);
+    QCOMPARE(rig.sink.events.front().x, 61);
+    QCOMPARE(rig.sink.events.front().y, 41);
+    relay.closeInput();
+    QTRY_VERIFY(relay.done.load());
   }
 
   // The lock's guest sync runs after request_lock has committed READ_ONLY: the relay's

@@ -4,6 +4,7 @@
 // the guest counted; the receipt waited for the guest's confirmation; and what the server does
 // not advertise is refused with a typed code, nothing sent, the action not used up.
 #include "ConsoleRig.h"
+#include "action/ActionService.h"
 #include "action/Receipt.h"
 #include "guestlink/RdpReader.h"
 
@@ -165,6 +166,57 @@ private slots:
     QCOMPARE(receipt->eventsSent, int(atGuest.size()));
     // One graceful finish, before the receipt.
     QCOMPARE(evidenceEntries(rig, QStringLiteral("rdp_finish")).size(), 1);
+  }
+
+  // Issue 25 item 4: with a grant's capture size, the model sees a 640x480 capture of the
+  // guest's 1024x768 desktop and acts in its space; the guest records the exact desktop pixel
+  // X = floor((x + 0.5) * 1024 / 640), Y = floor((y + 0.5) * 768 / 480), and the receipt says so.
+  void clickInTheCaptureSpaceLandsAtTheMappedDesktopPixel_data() {
+    QTest::addColumn<QString>("arguments");
+    QTest::addColumn<QPoint>("desktop");
+    QTest::newRow("click (101,77)") << "{\"action\":{\"type\":\"click\",\"x\":101,\"y\":77}}"
+                                    << QPoint(162, 124);
+    QTest::newRow("click at the last pixel (639,479)")
+        << "{\"action\":{\"type\":\"click\",\"x\":639,\"y\":479}}" << QPoint(1023, 767);
+    QTest::newRow("anthropic left_click (320,240)")
+        << "{\"anthropic\":{\"action\":\"left_click\",\"coordinate\":[320,240]}}" << QPoint(512, 384);
+    QTest::newRow("ui_tars (333,667), normalised")
+        << "{\"ui_tars\":\"click(start_box='(333,667)')\"}" << QPoint(341, 512);
+  }
+  void clickInTheCaptureSpaceLandsAtTheMappedDesktopPixel() {
+    QFETCH(QString, arguments);
+    QFETCH(QPoint, desktop);
+    ConsoleRig rig;
+    rig.spec.capture = QJsonObject{{QStringLiteral("size"), QJsonArray{640, 480}}};
+    QVERIFY2(reachReviewing(rig, {}), qPrintable(rig.failure));
+    const Outcome<ActionService::Capture> seen = rig.console->actionService()->captureDesktop();
+    QVERIFY(seen.ok());
+    QCOMPARE(QSize(seen->width, seen->height), QSize(640, 480));
+    QCOMPARE(seen->from, QSize(1024, 768));
+    const int before = int(guestInputs(rig).size());
+    const Outcome<Receipt> receipt = rig.console->actionService()->performAction(parse(arguments));
+    QVERIFY2(receipt.ok(), receipt.ok() ? "" : qPrintable(receipt.failure().toString()));
+    QCOMPARE(receipt->result, Receipt::Result::Executed);
+    QTRY_VERIFY_WITH_TIMEOUT(rig.finished, 20000);
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("client_disconnected"),
+                                   int(rig.guest.events(QStringLiteral("client_connected")).size())));
+    const QString p = QStringLiteral("pointer 0x%1 (%2,%3)");
+    auto ptr = [&](int flags) { return p.arg(flags, 0, 16).arg(desktop.x()).arg(desktop.y()); };
+    QCOMPARE(guestInputs(rig).mid(before), (QStringList{ptr(0x800), ptr(0x9000), ptr(0x1000)}));
+    const QJsonObject json = receipt->toJson();
+    QCOMPARE(json.value(QStringLiteral("mapped_to")).toObject().value(QStringLiteral("width")).toInt(), 1024);
+    const QJsonArray points =
+        json.value(QStringLiteral("mapping")).toObject().value(QStringLiteral("points")).toArray();
+    QCOMPARE(points.size(), 1);
+    QCOMPARE(points.at(0).toObject().value(QStringLiteral("to")).toArray(),
+             (QJsonArray{desktop.x(), desktop.y()}));
+    // The evidence's capture hash is the hash of the PNG the model got.
+    QCOMPARE(evidenceEntries(rig, QStringLiteral("capture"))
+                 .last()
+                 .value(QStringLiteral("sha256"))
+                 .toString()
+                 .toLatin1(),
+             seen->sha256Hex);
   }
 
   // A hold lasts what was asked: the guest saw the release no earlier than the hold's end.

@@ -123,6 +123,8 @@ QString ConsoleRig::writeGrant() {
                  QJsonObject{{QStringLiteral("confirmation"), spec.lockConfirmation}});
   if (!spec.action.isEmpty())
     grant.insert(QStringLiteral("action"), spec.action);
+  if (!spec.capture.isEmpty())
+    grant.insert(QStringLiteral("capture"), spec.capture);
   grantPath = dir.filePath(QStringLiteral("grant.json"));
   QFile f(grantPath);
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))

@@ -32,6 +32,7 @@ struct GrantSpec {
   QString lockConfirmation = QString(); // lock.confirmation; empty leaves "lock" out
   QJsonObject action =
       QJsonObject(); // the grant's "action" block (issue 25: kinds, limits); empty leaves it out
+  QJsonObject capture = QJsonObject(); // the grant's "capture" section (issue 25.4); empty leaves it out
 };
 
 class ConsoleRig {

@@ -3,6 +3,7 @@
 #include "common/LibvirtUriRule.h"
 #include "common/StrictJson.h"
 #include "grant/ActionSpec.h"
+#include "grant/CaptureBound.h"
 #include "grant/GrantLoader.h"
 #include "grant/GrantSignature.h"
 #include "grant/KeyboardLayout.h"
@@ -513,6 +514,109 @@ private slots:
     QCOMPARE(Grant::Lock::confirmationName(g->lock.confirmation), expected);
   }
 
+  // Issue 25 item 4: the grant's capture section fixes the image the model sees, and so the
+  // coordinate space of its actions (absent: the desktop's own size, as before).
+  void readsTheCaptureSection_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<int>("mode");         // CaptureBound::Mode
+    QTest::addColumn<QSize>("forDesktop"); // the capture's size for a 1920x1080 desktop
+    QTest::newRow("absent: the desktop")
+        << without("capture") << int(CaptureBound::Mode::Desktop) << QSize(1920, 1080);
+    QTest::newRow("WXGA 1280x800") << with("capture", QJsonObject{{"size", QJsonArray{1280, 800}}})
+                                   << int(CaptureBound::Mode::Size) << QSize(1280, 800);
+    QTest::newRow("XGA 1024x768") << with("capture", QJsonObject{{"size", QJsonArray{1024, 768}}})
+                                  << int(CaptureBound::Mode::Size) << QSize(1024, 768);
+    QTest::newRow("the desktop's own size") << with("capture", QJsonObject{{"size", QJsonArray{1920, 1080}}})
+                                            << int(CaptureBound::Mode::Size) << QSize(1920, 1080);
+    QTest::newRow("long edge 1366") << with("capture", QJsonObject{{"long_edge", 1366}})
+                                    << int(CaptureBound::Mode::LongEdge) << QSize(1366, 768);
+    QTest::newRow("long edge beyond the desktop: unscaled")
+        << with("capture", QJsonObject{{"long_edge", 4096}}) << int(CaptureBound::Mode::LongEdge)
+        << QSize(1920, 1080);
+  }
+  void readsTheCaptureSection() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(int, mode);
+    QFETCH(QSize, forDesktop);
+    const Outcome<Grant> g = GrantLoader::parse(bytes, unsignedPolicy(), kNow);
+    QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+    QCOMPARE(int(g->capture.mode), mode);
+    const Outcome<QSize> space = g->capture.spaceFor(QSize(1920, 1080));
+    QVERIFY(space.ok());
+    QCOMPARE(*space, forDesktop);
+  }
+
+  // A desktop the server chooses is judged when it is known: a fixed size larger than it, or
+  // one that distorts it, is OBSERVATION_INVALID then; a long edge keeps the aspect.
+  void judgesTheCaptureSizeAgainstTheServersDesktop_data() {
+    QTest::addColumn<QJsonObject>("capture");
+    QTest::addColumn<QSize>("desktop");
+    QTest::addColumn<QSize>("expected"); // empty: OBSERVATION_INVALID
+    QTest::newRow("fits") << QJsonObject{{"size", QJsonArray{1280, 800}}} << QSize(1440, 900)
+                          << QSize(1280, 800);
+    QTest::newRow("larger than the desktop")
+        << QJsonObject{{"size", QJsonArray{1280, 800}}} << QSize(1024, 768) << QSize();
+    QTest::newRow("distorts beyond 3:2")
+        << QJsonObject{{"size", QJsonArray{640, 800}}} << QSize(1920, 1080) << QSize();
+    QTest::newRow("long edge, portrait")
+        << QJsonObject{{"long_edge", 1000}} << QSize(1080, 1920) << QSize(563, 1000);
+    QTest::newRow("long edge, short edge rounded")
+        << QJsonObject{{"long_edge", 1001}} << QSize(2000, 1001) << QSize(1001, 501);
+  }
+  void judgesTheCaptureSizeAgainstTheServersDesktop() {
+    QFETCH(QJsonObject, capture);
+    QFETCH(QSize, desktop);
+    QFETCH(QSize, expected);
+    QJsonObject o = baseGrant();
+    QJsonObject rdp = o.value("rdp").toObject();
+    rdp.insert("desktop", QJsonObject{{"width", 2000}, {"height", 2000}, {"size_from", "server"}});
+    o.insert("rdp", rdp);
+    o.insert("capture", capture);
+    const Outcome<Grant> g = GrantLoader::parse(bytesOf(o), unsignedPolicy(), kNow);
+    QVERIFY2(g.ok(), g.ok() ? "" : qPrintable(g.failure().toString()));
+    const Outcome<QSize> space = g->capture.spaceFor(desktop);
+    if (expected.isEmpty()) {
+      QVERIFY(!space.ok());
+      QCOMPARE(refusalName(space.code()), QStringLiteral("OBSERVATION_INVALID"));
+      QVERIFY2(space.failure().message.startsWith(QStringLiteral("capture.size: ")),
+               qPrintable(space.failure().message));
+    } else {
+      QVERIFY2(space.ok(), space.ok() ? "" : qPrintable(space.failure().toString()));
+      QCOMPARE(*space, expected);
+    }
+  }
+
+  // The capture section is part of the signed bytes like every other field.
+  void signatureCoversTheCaptureSection_data() {
+    QTest::addColumn<QByteArray>("before");
+    QTest::addColumn<QByteArray>("after");
+    QTest::newRow("size") << QByteArray("[1280,800]") << QByteArray("[1024,768]");
+    QTest::newRow("size to long edge")
+        << QByteArray("\"size\":[1280,800]") << QByteArray("\"long_edge\":1280");
+  }
+  void signatureCoversTheCaptureSection() {
+    QFETCH(QByteArray, before);
+    QFETCH(QByteArray, after);
+    const Key issuer = generateKey();
+    QVERIFY(issuer);
+    QJsonObject o = baseGrant();
+    o.insert("capture", QJsonObject{{"size", QJsonArray{1280, 800}}});
+    const QByteArray bytes = bytesOf(o);
+    const QByteArray signature = sign(issuer.get(), bytes);
+    GrantPolicy policy;
+    policy.issuerPublicKeyPem = publicPem(issuer.get());
+    const Outcome<Grant> good = GrantLoader::parse(bytes, policy, kNow, signature);
+    QVERIFY2(good.ok(), good.ok() ? "" : qPrintable(good.failure().toString()));
+    QCOMPARE(good->capture.size, QSize(1280, 800));
+    QVERIFY(bytes.contains(before));
+    QByteArray tampered = bytes;
+    tampered.replace(before, after);
+    QVERIFY(GrantLoader::parse(tampered, unsignedPolicy(), kNow).ok());
+    const Outcome<Grant> g = GrantLoader::parse(tampered, policy, kNow, signature);
+    QVERIFY(!g.ok());
+    QCOMPARE(refusalName(g.code()), QStringLiteral("GRANT_SIGNATURE"));
+  }
+
   // Issue 25: the grant's kinds and limits become the policy, and its candidates obey it.
   void readsTheActionPolicy() {
     QByteArray bytes = with("action.kinds", QJsonArray{"click", "type_text", "drag"});
@@ -831,6 +935,28 @@ private slots:
         << desktop({{"width", "1920"}, {"height", 1080}}) << "rdp.desktop.width";
     QTest::newRow("desktop size_from other")
         << desktop({{"width", 1920}, {"height", 1080}, {"size_from", "panel"}}) << "rdp.desktop.size_from";
+    // capture (issue 25 item 4); the base grant's desktop is the default 1920x1080.
+    const auto capture = [](QJsonObject c) { return with("capture", c); };
+    QTest::newRow("capture not an object") << with("capture", "1024x768") << "capture";
+    QTest::newRow("capture empty") << capture({}) << "capture";
+    QTest::newRow("capture both size and long edge")
+        << capture({{"size", QJsonArray{1024, 768}}, {"long_edge", 1024}}) << "capture";
+    QTest::newRow("capture unknown field") << capture({{"scale", 0.5}}) << "capture.scale";
+    QTest::newRow("capture size not a pair") << capture({{"size", QJsonArray{1024}}}) << "capture.size";
+    QTest::newRow("capture size a string") << capture({{"size", "1024x768"}}) << "capture.size";
+    QTest::newRow("capture size zero") << capture({{"size", QJsonArray{0, 768}}}) << "capture.size";
+    QTest::newRow("capture size negative") << capture({{"size", QJsonArray{1024, -768}}}) << "capture.size";
+    QTest::newRow("capture size fraction") << capture({{"size", QJsonArray{1024.5, 768}}}) << "capture.size";
+    QTest::newRow("capture size below 64") << capture({{"size", QJsonArray{63, 48}}}) << "capture.size";
+    QTest::newRow("capture size larger than the desktop")
+        << capture({{"size", QJsonArray{2560, 1440}}}) << "capture.size";
+    QTest::newRow("capture size one axis larger")
+        << capture({{"size", QJsonArray{1024, 1200}}}) << "capture.size";
+    QTest::newRow("capture size aspect absurd")
+        << capture({{"size", QJsonArray{1900, 100}}}) << "capture.size";
+    QTest::newRow("capture long edge zero") << capture({{"long_edge", 0}}) << "capture.long_edge";
+    QTest::newRow("capture long edge beyond 8192") << capture({{"long_edge", 8193}}) << "capture.long_edge";
+    QTest::newRow("capture long edge a string") << capture({{"long_edge", "1024"}}) << "capture.long_edge";
     QTest::newRow("lock not an object") << with("lock", "settle") << "lock";
     QTest::newRow("lock empty") << with("lock", QJsonObject{}) << "lock.confirmation";
     QTest::newRow("lock confirmation other")

@@ -91,6 +91,8 @@ QString fieldOf(const Grant& g, const QString& field) {
         .arg(Grant::Desktop::sizeFromName(g.rdp.desktop.sizeFrom));
   if (field == QStringLiteral("rdp.keyboard_layout"))
     return KeyboardLayout::toString(g.rdp.desktop.keyboardLayout);
+  if (field == QStringLiteral("capture"))
+    return QString::fromUtf8(QJsonDocument(g.capture.toJson()).toJson(QJsonDocument::Compact));
   if (field == QStringLiteral("lifetime"))
     return QString::number(g.issuedAt.secsTo(g.expiresAt));
   if (field == QStringLiteral("lock.confirmation"))
@@ -183,6 +185,9 @@ private slots:
     row("--keyboard-layout", {"--keyboard-layout", "0x00000407"}, "rdp.keyboard_layout", "0x00000407");
     row("--lock-confirmation default", {}, "lock.confirmation", "guest");
     row("--lock-confirmation settle", {"--lock-confirmation", "settle"}, "lock.confirmation", "settle");
+    row("--capture-size default", {}, "capture", "{}");
+    row("--capture-size", {"--capture-size", "1280x800"}, "capture", "{\"size\":[1280,800]}");
+    row("--capture-long-edge", {"--capture-long-edge", "1366"}, "capture", "{\"long_edge\":1366}");
     row("--lifetime default", {}, "lifetime", "900");
     row("--lifetime", {"--lifetime", "60"}, "lifetime", "60");
     row("--title default", {}, "panel.title", "Guest Console: win11");
@@ -551,6 +556,18 @@ private slots:
     QTest::newRow("layout zero") << (base +
                                      QStringList{"--insecure-no-cert-pin", "--keyboard-layout", "0x00000000"})
                                  << failed;
+    QTest::newRow("capture size without x")
+        << (base + QStringList{"--insecure-no-cert-pin", "--capture-size", "1280"}) << usage;
+    QTest::newRow("capture size and long edge")
+        << (base +
+            QStringList{"--insecure-no-cert-pin", "--capture-size", "1280x800", "--capture-long-edge", "900"})
+        << usage;
+    QTest::newRow("capture long edge zero")
+        << (base + QStringList{"--insecure-no-cert-pin", "--capture-long-edge", "0"}) << usage;
+    QTest::newRow("capture size larger than the desktop")
+        << (base + QStringList{"--insecure-no-cert-pin", "--capture-size", "2560x1440"}) << failed;
+    QTest::newRow("capture size distorting the desktop")
+        << (base + QStringList{"--insecure-no-cert-pin", "--capture-size", "400x1000"}) << failed;
     QTest::newRow("title control character")
         << (base + QStringList{"--insecure-no-cert-pin", "--title", "a\nb"}) << failed;
   }

@@ -172,6 +172,7 @@ export interface ConsoleOptions {
   tool?: string;
   width?: number;
   height?: number;
+  captureSize?: [number, number]; // the grant's capture.size (issue 25.4)
 }
 
 export interface ConsoleHandle {
@@ -251,6 +252,7 @@ export async function launchConsole(options: ConsoleOptions = {}): Promise<Conso
     '--mcp-server', mcpServer,
     '--mcp-tool', options.tool ?? 'perform_action',
   ];
+  if (options.captureSize) grantArgs.push('--capture-size', `${options.captureSize[0]}x${options.captureSize[1]}`);
   for (const c of options.candidates ?? [])
     grantArgs.push('--candidate', `${c.id}:${c.label}:${JSON.stringify(c.action)}`);
   // A key made for this console signs the grant; the console trusts only its public half.

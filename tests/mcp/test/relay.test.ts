@@ -138,7 +138,8 @@ function clickAt(x: number, y: number) {
 }
 
 // The capture content decodes to the guest's own picture: its size, its marker, its colour.
-function checkCapture(handle: ConsoleHandle, capture: ToolResult): string {
+// `size`: the grant's capture size (issue 25.4); absent, the desktop's own.
+function checkCapture(handle: ConsoleHandle, capture: ToolResult, size?: [number, number]): string {
   assert.equal(capture.isError, false, JSON.stringify(capture.structuredContent));
   const image = capture.content.find((c) => c.type === 'image');
   assert.ok(image, 'the capture has image content');
@@ -146,19 +147,22 @@ function checkCapture(handle: ConsoleHandle, capture: ToolResult): string {
   const png = Buffer.from(image.data as string, 'base64');
   const sha256 = createHash('sha256').update(png).digest('hex');
   const { lock_confirmation: confirmation, ...rest } = capture.structuredContent as Record<string, unknown>;
+  const [width, height] = size ?? [handle.width, handle.height];
   assert.deepEqual(rest, {
-    width: handle.width,
-    height: handle.height,
+    width,
+    height,
     sha256,
     mime_type: 'image/png',
+    scale: { from: [handle.width, handle.height], to: [width, height], filter: 'area-average' },
   });
   // Issue 24.4: the test guest answers the lock's Refresh Rect, and the grant requires it.
   const c = confirmation as { by?: string; required?: string } | undefined;
   assert.equal(c?.by, 'refresh_rect', JSON.stringify(confirmation));
   assert.equal(c?.required, 'guest', JSON.stringify(confirmation));
   const picture = Picture.fromPng(png);
-  assert.deepEqual([picture.width, picture.height], [handle.width, handle.height]);
-  assert.equal(findMarker(picture)?.toString(16), handle.marker.toString(16), 'the guest identity marker');
+  assert.deepEqual([picture.width, picture.height], [width, height]);
+  if (!size) assert.equal(findMarker(picture)?.toString(16), handle.marker.toString(16), 'the guest identity marker');
+  // A flat background stays itself through the area average.
   assert.deepEqual(picture.pixel(2, 2), backgroundFor(handle.marker), "the guest's background colour");
   return sha256;
 }
@@ -217,7 +221,7 @@ describe('guest-console mcp (official SDK client, real console and test guest)',
     const { tools } = await session.client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      ['status', 'capture_desktop', 'perform_action', 'request_lock'],
+      ['status', 'capture_desktop', 'perform_action', 'request_lock', 'zoom_desktop'],
     );
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object', `${t.name} inputSchema`);
@@ -230,7 +234,13 @@ describe('guest-console mcp (official SDK client, real console and test guest)',
 
     const status = await call(session, 'status');
     assert.equal(status.isError, false);
-    const { action: accepts, ...statusRest } = status.structuredContent as Record<string, unknown>;
+    const { action: accepts, capture: captureInfo, ...statusRest } = status.structuredContent as Record<string, unknown>;
+    // No capture section: the capture is the desktop's own size (issue 25.4).
+    assert.deepEqual(captureInfo, {
+      bound: {},
+      coordinate_space: { width: handle.width, height: handle.height },
+      desktop: { width: handle.width, height: handle.height },
+    });
     // A grant without action.kinds: the four original kinds (issue 25).
     assert.deepEqual((accepts as { kinds: string[] }).kinds, ['click', 'double_click', 'right_click', 'key_chord']);
     assert.deepEqual((accepts as { dialects: string[] }).dialects, ['anthropic', 'openai', 'osworld', 'ui_tars']);
@@ -401,6 +411,74 @@ describe('guest-console mcp (official SDK client, real console and test guest)',
     await session.close();
     assert.deepEqual(await handle.stop(), { console: 0, guest: 0 });
     await checkEvidence(handle, captureSha256, receipt.event_id);
+  });
+
+  // Issue 25 item 4: a grant fixing the capture at 640x400 of an 800x500 desktop. The model
+  // gets the scaled PNG (its hash in the evidence), zooms into a region at full resolution
+  // without using the action up, and its click in the capture's space lands at the mapped
+  // desktop pixel: X = floor((x + 0.5) * 800 / 640).
+  it('scales the capture to the grant, zooms without acting, and maps the click to the desktop', slow, async () => {
+    const handle = await launchConsole({ width: 800, height: 500, captureSize: [640, 400] });
+    cleanups.push(async () => {
+      await handle.stop();
+      removeRoot(handle);
+    });
+    const session = await connectRelay(handle);
+    cleanups.push(() => session.close());
+
+    const { tools } = await session.client.listTools();
+    const zoomTool = tools.find((t) => t.name === 'zoom_desktop');
+    assert.ok(zoomTool, 'zoom_desktop is listed');
+    assert.deepEqual(zoomTool.inputSchema.required, ['region']);
+    // Zoom is where capture is: not in SETUP.
+    assert.equal(errorCode(await call(session, 'zoom_desktop', { region: [0, 0, 10, 10] })), 'CAPTURE_NOT_ALLOWED');
+
+    assert.equal((await call(session, 'request_lock')).isError, false);
+    const captureSha256 = checkCapture(handle, await call(session, 'capture_desktop'), [640, 400]);
+
+    const zoom = await call(session, 'zoom_desktop', { region: [0, 0, 100, 60] });
+    assert.equal(zoom.isError, false, JSON.stringify(zoom.structuredContent));
+    assert.deepEqual(zoom.structuredContent?.region, [0, 0, 100, 60]);
+    assert.deepEqual(zoom.structuredContent?.desktop_region, [0, 0, 125, 75]);
+    const image = zoom.content.find((c) => c.type === 'image');
+    assert.ok(image, 'the zoom has image content');
+    const detail = Picture.fromPng(Buffer.from(image.data as string, 'base64'));
+    assert.deepEqual([detail.width, detail.height], [125, 75]);
+    // The guest's identity marker sits in the top-left corner: full resolution shows it.
+    assert.equal(findMarker(detail)?.toString(16), handle.marker.toString(16), 'the marker, at full resolution');
+    const zoomSha256 = createHash('sha256').update(Buffer.from(image.data as string, 'base64')).digest('hex');
+    assert.equal(zoom.structuredContent?.sha256, zoomSha256);
+
+    // Outside the capture's space, empty, beyond the bound: typed refusals, nothing used up.
+    for (const region of [[0, 0, 641, 10], [5, 5, 5, 9], [0, 0, 640, 400]])
+      assert.equal(errorCode(await call(session, 'zoom_desktop', { region })), 'OBSERVATION_INVALID', String(region));
+    // The Anthropic dialect's zoom is not an action.
+    const asAction = await call(session, 'perform_action', { anthropic: { action: 'zoom', region: [0, 0, 10, 10] } });
+    assert.equal(errorCode(asAction), 'ACTION_INVALID');
+    // Outside the capture's space (though inside the desktop): refused, not used up.
+    assert.equal(
+      errorCode(await call(session, 'perform_action', { action: { type: 'click', x: 700, y: 10 } })),
+      'ACTION_INVALID',
+    );
+    assert.equal((await call(session, 'status')).structuredContent?.acted, false);
+
+    const performed = await call(session, 'perform_action', { action: { type: 'click', x: 321, y: 123 } });
+    assert.equal(performed.isError, false, JSON.stringify(performed.structuredContent));
+    const receipt = performed.structuredContent!;
+    assert.deepEqual(receipt.coordinate_space, { width: 640, height: 400 });
+    assert.deepEqual(receipt.mapped_to, { width: 800, height: 500 });
+    const mapping = receipt.mapping as { points: unknown[] };
+    assert.deepEqual(mapping.points, [{ from: [321, 123], to: [401, 154] }]);
+    assert.equal(receipt.action, 'click(401,154)');
+    await handle.guest.log.waitFor('client_disconnected');
+    assert.deepEqual(inputSummary(handle.guestInputs()), clickAt(401, 154));
+
+    await session.close();
+    assert.deepEqual(await handle.stop(), { console: 0, guest: 0 });
+    const evidence = await checkEvidence(handle, captureSha256, receipt.event_id);
+    const zooms = evidence.filter((e) => e.event === 'zoom');
+    assert.equal(zooms.length, 1);
+    assert.equal(zooms[0]!.sha256, zoomSha256);
   });
 
   it('refuses to start without a console for the run', async () => {
