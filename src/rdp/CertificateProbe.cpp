@@ -88,14 +88,8 @@ Outcome<QByteArray> CertificateProbe::probe(const QString& host, quint16 port, c
     return Failure{Refusal::Internal, QStringLiteral("no private FreeRDP config directory")};
   WLogRouter::install();
 
-  RDP_CLIENT_ENTRY_POINTS entry{};
-  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
-  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
-  entry.ContextSize = sizeof(ProbeContext);
-  entry.ClientNew = &probeClientNew;
-  entry.ClientFree = &probeClientFree;
-  std::unique_ptr<rdpContext, decltype(&freerdp_client_context_free)> context(
-      freerdp_client_context_new(&entry), &freerdp_client_context_free);
+  const ClientBaseline::Context context =
+      ClientBaseline::newContext(sizeof(ProbeContext), &probeClientNew, &probeClientFree);
   if (!context)
     return Failure{Refusal::Internal, QStringLiteral("cannot create the FreeRDP context")};
   std::optional<QByteArray> digest;

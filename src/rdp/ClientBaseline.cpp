@@ -52,6 +52,23 @@ BOOL refuseRedirect(freerdp*) {
 
 } // namespace
 
+RDP_CLIENT_ENTRY_POINTS ClientBaseline::entryPoints(size_t contextSize, pRdpClientNew clientNew,
+                                                    pRdpClientFree clientFree) {
+  RDP_CLIENT_ENTRY_POINTS entry{};
+  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
+  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
+  entry.ContextSize = DWORD(contextSize);
+  entry.ClientNew = clientNew;
+  entry.ClientFree = clientFree;
+  return entry;
+}
+
+ClientBaseline::Context ClientBaseline::newContext(size_t contextSize, pRdpClientNew clientNew,
+                                                   pRdpClientFree clientFree) {
+  RDP_CLIENT_ENTRY_POINTS entry = entryPoints(contextSize, clientNew, clientFree);
+  return Context(freerdp_client_context_new(&entry), &freerdp_client_context_free);
+}
+
 void ClientBaseline::installRefusingCallbacks(freerdp* instance) {
   instance->LoadChannels = nullptr;     // no add-ins, no static or dynamic channels
   instance->Redirect = &refuseRedirect; // the session replaces it with ConnectGuard's

@@ -20,7 +20,10 @@
 
 #include <QString>
 
+#include <freerdp/client.h>
 #include <freerdp/freerdp.h>
+
+#include <memory>
 
 namespace gc {
 
@@ -37,6 +40,13 @@ public:
   // The ConfigPath of a client in the RDP reader process: a directory that does not exist,
   // inside a sandbox where no file can be opened anyway (FreeRDP writes nothing there).
   static constexpr const char* kReaderConfigDir = "/nonexistent/guest-console-rdp";
+
+  // A client context of `contextSize` bytes (rdpClientContext or a struct that begins with
+  // one) with these callbacks; null if FreeRDP cannot make it.
+  using Context = std::unique_ptr<rdpContext, decltype(&freerdp_client_context_free)>;
+  static RDP_CLIENT_ENTRY_POINTS entryPoints(size_t contextSize, pRdpClientNew clientNew,
+                                             pRdpClientFree clientFree);
+  static Context newContext(size_t contextSize, pRdpClientNew clientNew, pRdpClientFree clientFree);
 
   static void installRefusingCallbacks(freerdp* instance);
   // False when FreeRDP refuses a setting (the caller then refuses to connect).

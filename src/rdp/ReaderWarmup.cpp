@@ -18,14 +18,8 @@ void warmupClientFree(freerdp*, rdpContext*) {}
 } // namespace
 
 Status ReaderWarmup::run() {
-  RDP_CLIENT_ENTRY_POINTS entry{};
-  entry.Size = sizeof(RDP_CLIENT_ENTRY_POINTS);
-  entry.Version = RDP_CLIENT_INTERFACE_VERSION;
-  entry.ContextSize = sizeof(rdpClientContext);
-  entry.ClientNew = &warmupClientNew;
-  entry.ClientFree = &warmupClientFree;
-  std::unique_ptr<rdpContext, decltype(&freerdp_client_context_free)> context(
-      freerdp_client_context_new(&entry), &freerdp_client_context_free);
+  const ClientBaseline::Context context =
+      ClientBaseline::newContext(sizeof(rdpClientContext), &warmupClientNew, &warmupClientFree);
   if (!context)
     return Status(Refusal::ResourceExhausted, QStringLiteral("cannot create a FreeRDP context"));
   if (!ClientBaseline::apply(context->settings,
