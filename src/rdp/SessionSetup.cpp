@@ -9,6 +9,7 @@
 #include "rdp/RdpSession.h"
 #include "rdp/WLogRouter.h"
 
+#include <freerdp/codecs.h>
 #include <freerdp/error.h>
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/settings.h>
@@ -29,6 +30,26 @@ bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, c
   if (value.isEmpty())
     return freerdp_settings_set_string(settings, key, nullptr);
   return freerdp_settings_set_string_len(settings, key, value.constData(), value.size());
+}
+
+// freerdp_connect prepares every codec FreeRDP has (freerdp_settings_get_codecs_flags leaves
+// out only RemoteFX and NSCodec), several MB each before a byte is decoded. The legacy path
+// decodes with interleaved and planar only (SurfaceBits are refused unless uncompressed: the
+// fronts); the graphics pipeline is our own client with its own decoders (gfx/CodecDispatch).
+// FreeRDP's reset and prepare calls skip a codec that is NULL, so the rest go (issue 27.2).
+void releaseUnusedCodecs(rdpCodecs* codecs) {
+  if (!codecs)
+    return;
+  if (codecs->progressive)
+    progressive_context_free(std::exchange(codecs->progressive, nullptr));
+  if (codecs->clear)
+    clear_context_free(std::exchange(codecs->clear, nullptr));
+  if (codecs->h264)
+    h264_context_free(std::exchange(codecs->h264, nullptr));
+  if (codecs->rfx)
+    rfx_context_free(std::exchange(codecs->rfx, nullptr));
+  if (codecs->nsc)
+    nsc_context_free(std::exchange(codecs->nsc, nullptr));
 }
 
 } // namespace
@@ -198,6 +219,7 @@ BOOL SessionSetup::postConnect(freerdp* instance) {
     return FALSE;
   if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
     return FALSE;
+  releaseUnusedCodecs(instance->context->codecs); // after gdi_init, which prepares them too
   FrameMarking::install(instance->context);
   return TRUE;
 }
