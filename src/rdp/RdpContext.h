@@ -11,6 +11,7 @@ namespace gc {
 class FrontGuard;
 class GraphicsPipeline;
 class RdpSession;
+class TileDigest;
 
 struct RdpContext {
   rdpClientContext common;
@@ -22,6 +23,8 @@ struct RdpContext {
   pReceiveChannelData originalReceiveChannelData; // FreeRDP's, after our create-request watch
   FrontGuard* front;                              // the session's validating fronts
   pTransportRWFkt originalReadPdu;                // FreeRDP's own, wrapped by FrontGuard
+  TileDigest* gdiDigest;                          // what the GDI's in-place draws changed (SessionSetup's)
+  int gdiDigestOpens;                             // RDPGFX opens when gdiDigest was last valid
 };
 
 } // namespace gc

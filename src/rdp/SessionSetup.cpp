@@ -7,6 +7,7 @@
 #include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
+#include "rdp/TileDigest.h"
 #include "rdp/WLogRouter.h"
 
 #include <freerdp/codecs.h>
@@ -92,6 +93,11 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
 
 // The refusing baseline (ClientBaseline) plus the session's own lifecycle hooks and the pin
 // check.
+void SessionSetup::clientFree(freerdp*, rdpContext* context) {
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
+  delete std::exchange(ctx->gdiDigest, nullptr);
+}
+
 BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
   ctx->session = nullptr;
@@ -101,6 +107,8 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->pipeline = nullptr;
   ctx->originalReceiveChannelData = nullptr;
   ctx->originalReadPdu = nullptr;
+  ctx->gdiDigest = nullptr;
+  ctx->gdiDigestOpens = 0;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -215,19 +223,29 @@ BOOL SessionSetup::postConnect(freerdp* instance) {
   rdpSettings* settings = instance->context->settings;
   const QSize presented(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),
                         int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)));
-  if (!self->admitDesktopSize(presented, "Demand Active") || !self->desktop().resize(presented))
+  DesktopSurface& desktop = self->desktop();
+  if (!self->admitDesktopSize(presented, "Demand Active") || !desktop.resize(presented))
     return FALSE;
-  if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
+  // FreeRDP's GDI draws the legacy bitmap path straight into the surface of record (the shared
+  // desktop in the reader): no primary surface of its own beside it (issue 27.1). No free
+  // function: the buffer stays the surface's (gdi_free and gdi_resize_ex leave it alone).
+  auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
+  if (!ctx->gdiDigest)
+    ctx->gdiDigest = new TileDigest;
+  ctx->gdiDigest->reset(presented);
+  if (!gdi_init_ex(instance, PIXEL_FORMAT_BGRX32, UINT32(desktop.stride()), desktop.bits(), nullptr))
     return FALSE;
-  releaseUnusedCodecs(instance->context->codecs); // after gdi_init, which prepares them too
+  if (instance->context->gdi->primary_buffer != desktop.bits() ||
+      qsizetype(instance->context->gdi->stride) != desktop.stride())
+    return FALSE; // not drawing where the surface reads: refuse rather than show nothing
+  releaseUnusedCodecs(instance->context->codecs); // after gdi_init_ex, which prepares them too
   FrameMarking::install(instance->context);
   return TRUE;
 }
 
 void SessionSetup::postDisconnect(freerdp* instance) {
-  // gdi_free releases the desktop surface without zeroing it: guest pixels (issue 16.5).
-  if (rdpGdi* gdi = instance->context->gdi; gdi && gdi->primary_buffer)
-    explicit_bzero(gdi->primary_buffer, std::size_t(gdi->stride) * gdi->height);
+  // The GDI's primary is the surface of record, which RdpSession wipes after the session
+  // (guest pixels, issue 16.5); gdi_free frees only the GDI's own objects.
   gdi_free(instance);
 }
 
