@@ -4,6 +4,7 @@
 #pragma once
 
 #include <freerdp/client.h>
+#include <freerdp/graphics.h>
 #include <freerdp/transport_io.h>
 
 namespace gc {
@@ -24,6 +25,7 @@ struct RdpContext {
   FrontGuard* front;                              // the session's validating fronts
   pTransportRWFkt originalReadPdu;                // FreeRDP's own, wrapped by FrontGuard
   TileDigest* gdiDigest;                          // what the GDI's in-place draws changed (SessionSetup's)
+  pBitmap_Decompress gdiBitmapDecompress;         // the GDI's, behind LegacyBitmaps
   int gdiDigestOpens;                             // RDPGFX opens when gdiDigest was last valid
 };
 

@@ -5,6 +5,7 @@
 #include "rdp/FrameMarking.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
+#include "rdp/LegacyBitmaps.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
 #include "rdp/TileDigest.h"
@@ -35,9 +36,10 @@ bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, c
 
 // freerdp_connect prepares every codec FreeRDP has (freerdp_settings_get_codecs_flags leaves
 // out only RemoteFX and NSCodec), several MB each before a byte is decoded. The legacy path
-// decodes with interleaved and planar only (SurfaceBits are refused unless uncompressed: the
-// fronts); the graphics pipeline is our own client with its own decoders (gfx/CodecDispatch).
-// FreeRDP's reset and prepare calls skip a codec that is NULL, so the rest go (issue 27.2).
+// decodes with FreeRDP's interleaved and our own planar (LegacyBitmaps; SurfaceBits are
+// refused unless uncompressed: the fronts); the graphics pipeline is our own client with its
+// own decoders (gfx/CodecDispatch). FreeRDP's reset and prepare calls skip a codec that is
+// NULL, so the rest go (issue 27.2): the planar context alone held 35.6 MiB at 1080p.
 void releaseUnusedCodecs(rdpCodecs* codecs) {
   if (!codecs)
     return;
@@ -51,6 +53,8 @@ void releaseUnusedCodecs(rdpCodecs* codecs) {
     rfx_context_free(std::exchange(codecs->rfx, nullptr));
   if (codecs->nsc)
     nsc_context_free(std::exchange(codecs->nsc, nullptr));
+  if (codecs->planar)
+    freerdp_bitmap_planar_context_free(std::exchange(codecs->planar, nullptr));
 }
 
 } // namespace
@@ -109,6 +113,7 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->originalReadPdu = nullptr;
   ctx->gdiDigest = nullptr;
   ctx->gdiDigestOpens = 0;
+  ctx->gdiBitmapDecompress = nullptr;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -238,6 +243,8 @@ BOOL SessionSetup::postConnect(freerdp* instance) {
   if (instance->context->gdi->primary_buffer != desktop.bits() ||
       qsizetype(instance->context->gdi->stride) != desktop.stride())
     return FALSE; // not drawing where the surface reads: refuse rather than show nothing
+  if (!LegacyBitmaps::install(instance->context))
+    return FALSE; // FreeRDP's planar context is about to go: 32 bpp bitmaps need ours
   releaseUnusedCodecs(instance->context->codecs); // after gdi_init_ex, which prepares them too
   FrameMarking::install(instance->context);
   return TRUE;
