@@ -1,7 +1,10 @@
 #include "rdp/FrameMarking.h"
 
+#include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
+#include "rdp/TileDigest.h"
+#include "rdp/gfx/GfxChannel.h"
 
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/settings.h>
@@ -48,9 +51,12 @@ BOOL FrameMarking::beginPaint(rdpContext* context) {
   return TRUE;
 }
 
-// Inside FreeRDP's update processing: the only place the GDI buffer is read. The dirty
-// rectangles go into the surface of record, compare-and-copy (only pixels that changed are
-// damage); outside a marked frame each update is a frame of its own.
+// Inside FreeRDP's update processing. The GDI has drawn the update in place, into the
+// surface of record (SessionSetup: its primary buffer is the surface's), so the old pixels
+// are gone: the tiles whose digest changed are the damage (TileDigest), within the invalid
+// rectangles the GDI reported, and those rectangles are what the update touched (the guest
+// sync's Refresh Rect answer repaints pixels unchanged). Outside a marked frame each update
+// is a frame of its own.
 BOOL FrameMarking::endPaint(rdpContext* context) {
   rdpGdi* gdi = context->gdi;
   if (!gdi || !gdi->primary || !gdi->primary->hdc || !gdi->primary->hdc->hwnd)
@@ -58,19 +64,42 @@ BOOL FrameMarking::endPaint(rdpContext* context) {
   HGDI_WND hwnd = gdi->primary->hdc->hwnd;
   if (hwnd->invalid->null || hwnd->ninvalid <= 0)
     return TRUE;
-  RdpSession* self = sessionOf(context);
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
+  RdpSession* self = ctx->session;
   DesktopSurface& desktop = self->desktop();
   const QRect gdiRect(0, 0, int(gdi->width), int(gdi->height));
-  if (desktop.size() != gdiRect.size())
+  if (desktop.size() != gdiRect.size() || gdi->primary_buffer != desktop.bits() || !ctx->gdiDigest)
     return FALSE; // the GDI and the surface were resized together (desktopResize)
+  QList<QRect> invalid;
   for (INT32 i = 0; i < hwnd->ninvalid; ++i) {
     const GDI_RGN& r = hwnd->cinvalid[i];
     const QRect area = QRect(r.x, r.y, r.w, r.h).intersected(gdiRect);
-    if (area.isEmpty())
-      continue;
-    const uchar* from = gdi->primary_buffer + qsizetype(area.top()) * qsizetype(gdi->stride) +
-                        qsizetype(area.left()) * DesktopSurface::kBytesPerPixel;
-    desktop.write(area, from, qsizetype(gdi->stride));
+    if (!area.isEmpty())
+      invalid.append(area);
+  }
+  // The RDPGFX client writes the same surface: a digest taken before it did is stale (a tile
+  // drawn back to its old pixels would look unchanged). While the channel is open, and after
+  // it was opened since, every tile is unknown: all the GDI touched is damage.
+  TileDigest& digest = *ctx->gdiDigest;
+  const gfx::GfxChannel* channel = ctx->pipeline ? ctx->pipeline->gfxChannel() : nullptr;
+  const bool gfxOpen = channel && channel->isOpen();
+  const int opens = channel ? channel->opens() : 0;
+  if (gfxOpen || opens != ctx->gdiDigestOpens || digest.size() != gdiRect.size())
+    digest.reset(gdiRect.size());
+  ctx->gdiDigestOpens = opens;
+  const QList<QRect> changed = digest.changed(desktop.constBits(), desktop.stride(), invalid);
+  if (gfxOpen)
+    digest.reset(gdiRect.size());
+  for (const QRect& area : std::as_const(invalid)) {
+    // Touched: the pixels compared with themselves (never damage, only the note).
+    desktop.write(area,
+                  desktop.constBits() + qsizetype(area.top()) * desktop.stride() +
+                      qsizetype(area.left()) * DesktopSurface::kBytesPerPixel,
+                  desktop.stride());
+    for (const QRect& tile : changed) {
+      if (const QRect damaged = tile.intersected(area); !damaged.isEmpty())
+        desktop.noteWritten(damaged);
+    }
   }
   hwnd->invalid->null = TRUE;
   hwnd->ninvalid = 0;
@@ -87,8 +116,14 @@ BOOL FrameMarking::desktopResize(rdpContext* context) {
   // Judged before the GDI allocates anything for it (a guest may name 65535x65535).
   if (!self->admitDesktopSize(size, "DesktopResize") || !self->desktop().resize(size))
     return FALSE;
-  if (!gdi_resize(context->gdi, UINT32(size.width()), UINT32(size.height())))
+  // The GDI's primary stays the surface (resized above: zeroed, the same buffer).
+  DesktopSurface& desktop = self->desktop();
+  if (!gdi_resize_ex(context->gdi, UINT32(size.width()), UINT32(size.height()), UINT32(desktop.stride()),
+                     PIXEL_FORMAT_BGRX32, desktop.bits(), nullptr) ||
+      context->gdi->primary_buffer != desktop.bits())
     return FALSE;
+  if (auto* digest = reinterpret_cast<RdpContext*>(context)->gdiDigest)
+    digest->reset(size);
   self->noteDesktopResized(size);
   return TRUE;
 }

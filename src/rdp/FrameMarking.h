@@ -1,8 +1,8 @@
 // FrameMarking: the frame stage of RdpSession — FreeRDP's paint callbacks (BeginPaint,
-// EndPaint, DesktopResize, SurfaceFrameMarker) turned into DesktopFrames updates and the
-// guest sync's notes. Every decoder ends here: the legacy bitmap/surface-command path and the
-// graphics pipeline (libfreerdp/gdi/gfx.c outputs each frame's invalid region through
-// update_begin_paint/update_end_paint), so both reach the same frame pool the same way.
+// EndPaint, DesktopResize, SurfaceFrameMarker) turned into the surface of record's damage and
+// the guest sync's notes, for the legacy bitmap/surface-command path: FreeRDP's GDI draws in
+// place into the surface (SessionSetup), and EndPaint reports what changed (TileDigest). The
+// graphics pipeline (our RDPGFX client) writes the surface itself.
 //
 // Thread affinity: every callback runs on the session's FreeRDP worker (the graphics pipeline
 // too: drdynvc runs synchronously there, see GraphicsPipeline.h), inside FreeRDP's update

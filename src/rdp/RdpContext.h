@@ -4,6 +4,7 @@
 #pragma once
 
 #include <freerdp/client.h>
+#include <freerdp/graphics.h>
 #include <freerdp/transport_io.h>
 
 namespace gc {
@@ -11,6 +12,7 @@ namespace gc {
 class FrontGuard;
 class GraphicsPipeline;
 class RdpSession;
+class TileDigest;
 
 struct RdpContext {
   rdpClientContext common;
@@ -22,6 +24,9 @@ struct RdpContext {
   pReceiveChannelData originalReceiveChannelData; // FreeRDP's, after our create-request watch
   FrontGuard* front;                              // the session's validating fronts
   pTransportRWFkt originalReadPdu;                // FreeRDP's own, wrapped by FrontGuard
+  TileDigest* gdiDigest;                          // what the GDI's in-place draws changed (SessionSetup's)
+  pBitmap_Decompress gdiBitmapDecompress;         // the GDI's, behind LegacyBitmaps
+  int gdiDigestOpens;                             // RDPGFX opens when gdiDigest was last valid
 };
 
 } // namespace gc

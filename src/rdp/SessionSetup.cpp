@@ -5,10 +5,13 @@
 #include "rdp/FrameMarking.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
+#include "rdp/LegacyBitmaps.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
+#include "rdp/TileDigest.h"
 #include "rdp/WLogRouter.h"
 
+#include <freerdp/codecs.h>
 #include <freerdp/error.h>
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/settings.h>
@@ -29,6 +32,29 @@ bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, c
   if (value.isEmpty())
     return freerdp_settings_set_string(settings, key, nullptr);
   return freerdp_settings_set_string_len(settings, key, value.constData(), value.size());
+}
+
+// freerdp_connect prepares every codec FreeRDP has (freerdp_settings_get_codecs_flags leaves
+// out only RemoteFX and NSCodec), several MB each before a byte is decoded. The legacy path
+// decodes with FreeRDP's interleaved and our own planar (LegacyBitmaps; SurfaceBits are
+// refused unless uncompressed: the fronts); the graphics pipeline is our own client with its
+// own decoders (gfx/CodecDispatch). FreeRDP's reset and prepare calls skip a codec that is
+// NULL, so the rest go (issue 27.2): the planar context alone held 35.6 MiB at 1080p.
+void releaseUnusedCodecs(rdpCodecs* codecs) {
+  if (!codecs)
+    return;
+  if (codecs->progressive)
+    progressive_context_free(std::exchange(codecs->progressive, nullptr));
+  if (codecs->clear)
+    clear_context_free(std::exchange(codecs->clear, nullptr));
+  if (codecs->h264)
+    h264_context_free(std::exchange(codecs->h264, nullptr));
+  if (codecs->rfx)
+    rfx_context_free(std::exchange(codecs->rfx, nullptr));
+  if (codecs->nsc)
+    nsc_context_free(std::exchange(codecs->nsc, nullptr));
+  if (codecs->planar)
+    freerdp_bitmap_planar_context_free(std::exchange(codecs->planar, nullptr));
 }
 
 } // namespace
@@ -71,6 +97,11 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
 
 // The refusing baseline (ClientBaseline) plus the session's own lifecycle hooks and the pin
 // check.
+void SessionSetup::clientFree(freerdp*, rdpContext* context) {
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
+  delete std::exchange(ctx->gdiDigest, nullptr);
+}
+
 BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
   ctx->session = nullptr;
@@ -80,6 +111,9 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->pipeline = nullptr;
   ctx->originalReceiveChannelData = nullptr;
   ctx->originalReadPdu = nullptr;
+  ctx->gdiDigest = nullptr;
+  ctx->gdiDigestOpens = 0;
+  ctx->gdiBitmapDecompress = nullptr;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -194,18 +228,31 @@ BOOL SessionSetup::postConnect(freerdp* instance) {
   rdpSettings* settings = instance->context->settings;
   const QSize presented(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),
                         int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)));
-  if (!self->admitDesktopSize(presented, "Demand Active") || !self->desktop().resize(presented))
+  DesktopSurface& desktop = self->desktop();
+  if (!self->admitDesktopSize(presented, "Demand Active") || !desktop.resize(presented))
     return FALSE;
-  if (!gdi_init(instance, PIXEL_FORMAT_BGRX32))
+  // FreeRDP's GDI draws the legacy bitmap path straight into the surface of record (the shared
+  // desktop in the reader): no primary surface of its own beside it (issue 27.1). No free
+  // function: the buffer stays the surface's (gdi_free and gdi_resize_ex leave it alone).
+  auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
+  if (!ctx->gdiDigest)
+    ctx->gdiDigest = new TileDigest;
+  ctx->gdiDigest->reset(presented);
+  if (!gdi_init_ex(instance, PIXEL_FORMAT_BGRX32, UINT32(desktop.stride()), desktop.bits(), nullptr))
     return FALSE;
+  if (instance->context->gdi->primary_buffer != desktop.bits() ||
+      qsizetype(instance->context->gdi->stride) != desktop.stride())
+    return FALSE; // not drawing where the surface reads: refuse rather than show nothing
+  if (!LegacyBitmaps::install(instance->context))
+    return FALSE; // FreeRDP's planar context is about to go: 32 bpp bitmaps need ours
+  releaseUnusedCodecs(instance->context->codecs); // after gdi_init_ex, which prepares them too
   FrameMarking::install(instance->context);
   return TRUE;
 }
 
 void SessionSetup::postDisconnect(freerdp* instance) {
-  // gdi_free releases the desktop surface without zeroing it: guest pixels (issue 16.5).
-  if (rdpGdi* gdi = instance->context->gdi; gdi && gdi->primary_buffer)
-    explicit_bzero(gdi->primary_buffer, std::size_t(gdi->stride) * gdi->height);
+  // The GDI's primary is the surface of record, which RdpSession wipes after the session
+  // (guest pixels, issue 16.5); gdi_free frees only the GDI's own objects.
   gdi_free(instance);
 }
 

@@ -1,6 +1,7 @@
 // SessionSetup: the connection stage of RdpSession — the FreeRDP client entry points, the
 // settings a session connects with, the pin check, the PDU-order trace and the socket hook,
-// and the GDI's setup and teardown around the connection.
+// and the GDI's setup and teardown around the connection (its primary surface is the
+// session's DesktopSurface: one buffer of the guest's pixels).
 //
 // Thread affinity: configure() runs on the thread calling RdpSession::start() (the main
 // thread); every callback runs on the session's FreeRDP worker. Static functions only; they
@@ -22,7 +23,7 @@ struct SessionSetup {
                                       const RdpCredentials& credentials);
 
   static BOOL clientNew(freerdp* instance, rdpContext* context);
-  static void clientFree(freerdp*, rdpContext*) {}
+  static void clientFree(freerdp*, rdpContext* context);
   static BOOL refuseRedirect(freerdp* instance);
   static int logonErrorInfo(freerdp*, UINT32 data, UINT32 type);
   static int verifyX509Certificate(freerdp* instance, const BYTE* pem, size_t length, const char*, UINT16,

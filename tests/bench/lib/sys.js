@@ -24,6 +24,22 @@ function memory(pid) {
   } catch { return null; }
 }
 
+// The console's RDP reader (guest-console-rdp, issue 24's process split): the console's child
+// of that name, or null. Read from /proc/PID/task/*/children (every thread's children).
+function readerOf(pid) {
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const kids = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean);
+      for (const k of kids) {
+        const comm = fs.readFileSync(`/proc/${k}/comm`, 'latin1').trim();
+        // comm is cut at 15 characters ("guest-console-r"); a wrapper (GC_BENCH_WRAP's heaptrack) differs.
+        if (comm.startsWith('guest-console-r')) return Number(k);
+      }
+    }
+  } catch { /* gone */ }
+  return null;
+}
+
 const nowNs = () => process.hrtime.bigint(); // CLOCK_MONOTONIC, like the guest's and the panel's t_ns
 const msBetween = (a, b) => Number(BigInt(b) - BigInt(a)) / 1e6;
 
@@ -36,13 +52,28 @@ function summary(values) {
 }
 
 // Samples a process's CPU and memory while a phase runs: cpu s/s over the window, RSS max.
+// `withReader`: the console's RDP reader too (readerOf), sampled at the same instants; then
+// stop() also reports `reader` and `both` (the per-sample sum of the two processes), which
+// is what one console costs the host (issue 27's targets are per console, both processes).
 class Meter {
-  constructor(pid, intervalMs = 250) {
+  constructor(pid, intervalMs = 250, { withReader = false } = {}) {
     this.pid = pid;
     this.t0 = nowNs();
     this.cpu0 = cpuSeconds(pid);
     this.rss = [];
-    const sample = () => { const m = memory(pid); if (m) this.rss.push({ t_ms: msBetween(this.t0, nowNs()), ...m }); };
+    this.readerPid = withReader ? readerOf(pid) : null;
+    this.readerCpu0 = this.readerPid ? cpuSeconds(this.readerPid) : null;
+    this.readerRss = [];
+    this.bothRss = [];
+    const sample = () => {
+      const t_ms = msBetween(this.t0, nowNs());
+      const m = memory(pid);
+      if (m) this.rss.push({ t_ms, ...m });
+      if (!this.readerPid) return;
+      const r = memory(this.readerPid);
+      if (r) this.readerRss.push({ t_ms, ...r });
+      if (m && r) this.bothRss.push({ t_ms, rss: m.rss + r.rss, pss: m.pss + r.pss, anon: m.anon + r.anon, hwm: m.hwm + r.hwm });
+    };
     sample();
     this.timer = setInterval(sample, intervalMs);
   }
@@ -50,18 +81,28 @@ class Meter {
     clearInterval(this.timer);
     const m = memory(this.pid);
     if (m) this.rss.push({ t_ms: msBetween(this.t0, nowNs()), ...m });
+    if (this.readerPid) {
+      const r = memory(this.readerPid);
+      if (r) this.readerRss.push({ t_ms: msBetween(this.t0, nowNs()), ...r });
+      if (m && r) this.bothRss.push({ t_ms: msBetween(this.t0, nowNs()), rss: m.rss + r.rss, pss: m.pss + r.pss, anon: m.anon + r.anon, hwm: m.hwm + r.hwm });
+    }
     const seconds = msBetween(this.t0, nowNs()) / 1000;
     const cpu1 = cpuSeconds(this.pid);
-    return {
-      seconds,
-      cpuPerSecond: cpu1 !== null && this.cpu0 !== null ? (cpu1 - this.cpu0) / seconds : null,
-      rssMax: Math.max(...this.rss.map((r) => r.rss)),
-      pssMax: Math.max(...this.rss.map((r) => r.pss)),
-      anonMax: Math.max(...this.rss.map((r) => r.anon)),
-      hwm: this.rss.length ? this.rss[this.rss.length - 1].hwm : null,
-      samples: this.rss,
-    };
+    const out = { seconds, cpuPerSecond: cpu1 !== null && this.cpu0 !== null ? (cpu1 - this.cpu0) / seconds : null, ...maxima(this.rss) };
+    if (this.readerPid) {
+      const rc1 = cpuSeconds(this.readerPid);
+      const readerCpu = rc1 !== null && this.readerCpu0 !== null ? (rc1 - this.readerCpu0) / seconds : null;
+      out.reader = { pid: this.readerPid, cpuPerSecond: readerCpu, ...maxima(this.readerRss) };
+      out.both = { cpuPerSecond: readerCpu !== null && out.cpuPerSecond !== null ? readerCpu + out.cpuPerSecond : null, ...maxima(this.bothRss) };
+    }
+    return out;
   }
 }
 
-module.exports = { cpuSeconds, memory, nowNs, msBetween, summary, Meter };
+// The maxima of a series of memory() samples (MiB), and the series itself.
+function maxima(samples) {
+  const max = (k) => (samples.length ? Math.max(...samples.map((r) => r[k])) : NaN);
+  return { rssMax: max('rss'), pssMax: max('pss'), anonMax: max('anon'), hwm: samples.length ? samples[samples.length - 1].hwm : null, samples };
+}
+
+module.exports = { cpuSeconds, memory, readerOf, nowNs, msBetween, summary, Meter };
