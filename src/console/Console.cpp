@@ -272,6 +272,8 @@ Status Console::open() {
   connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
   connect(m_rdp.get(), &RdpReader::frameUpdated, this, [this](const FrameUpdate& update) {
     m_frameSerial = update.serial; // the pacing's account (issue 27)
+    // Issue 27.5: the guest's own copies go to the panel as copies.
+    m_pipeline.noteGuestMoves(m_rdp->guestMoves());
     onFrame(update.frame, update.dirty);
   });
   connect(m_rdp.get(), &RdpReader::desktopResized, this, &Console::onRdpDesktopResized);
@@ -338,8 +340,10 @@ Status Console::open() {
   m_panel = std::make_unique<PanelServer>(policy);
   if (!m_panel->listen())
     return fail(Failure{Refusal::Internal, QStringLiteral("panel server: %1").arg(m_panel->errorString())});
-  connect(m_panel.get(), &PanelServer::panelAuthorized, this,
-          [this](const panel::Hello& hello) { onPanelAuthorized(hello.clientKind, hello.clientVersion); });
+  connect(m_panel.get(), &PanelServer::panelAuthorized, this, [this](const panel::Hello& hello) {
+    m_pipeline.setCopyRects(hello.copyRect); // issue 27.5: moves as copies, if the panel takes them
+    onPanelAuthorized(hello.clientKind, hello.clientVersion);
+  });
   connect(m_panel.get(), &PanelServer::panelGone, this,
           [this] { close(Refusal::OperatorClose, QStringLiteral("the panel closed")); });
   connect(m_panel.get(), &PanelServer::closeRequested, this,

@@ -203,6 +203,7 @@ describe('webview in chromium against a stub console', () => {
       capability: CAPABILITY,
       client: { kind: 'vscode-webview', version: '0.1.0' },
       panel: { title: 'Bench VM' },
+      features: ['copy_rect'], // the presenter applies copy records (issue 27.5)
     });
     assert.equal(Object.keys(first ?? {})[0], 'type');
     assert.equal(stub.upgradeUrls.length, 1);
