@@ -107,25 +107,6 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
   return result;
 }
 
-namespace {
-
-bool covers(const DamageMask& damage, const QRect& area) {
-  const QRect desktop(QPoint(0, 0), damage.desktop());
-  if (area.isEmpty() || !desktop.contains(area)) {
-    return false;
-  }
-  for (int r = area.top() / TileMap::kTileSize; r <= area.bottom() / TileMap::kTileSize; ++r) {
-    for (int c = area.left() / TileMap::kTileSize; c <= area.right() / TileMap::kTileSize; ++c) {
-      if (!damage.contains(c, r)) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-} // namespace
-
 QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damage,
                                     const QList<Move>& guestMoves) {
   if (m_tiles.changedCount() == 0) {
@@ -146,19 +127,14 @@ QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damag
     if (moves.size() >= MoveSearch::kMaxMoves) {
       break;
     }
-    // Only inside the damage: the diff after the moves looks there alone, and must see every
-    // pixel a move made wrong.
-    if (covers(damage, move.destination()) && m_moves.confirms(frame, m_diff.reference(), move)) {
+    if (m_moves.confirms(frame, m_diff.reference(), move)) {
       m_diff.applyMove(move.from, move.to);
       m_tiles.moveLossy(move.from, move.to);
       moves.append(move);
     }
   }
   if (moves.isEmpty()) {
-    // The changed area's bounding box may span tiles nobody damaged: a move may land only on
-    // damaged ones.
     moves = m_moves.search(frame, m_diff.reference(), changed);
-    moves.removeIf([&damage](const Move& move) { return !covers(damage, move.destination()); });
     for (const Move& move : moves) {
       m_diff.applyMove(move.from, move.to);
       m_tiles.moveLossy(move.from, move.to);
@@ -167,10 +143,15 @@ QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damag
   if (moves.isEmpty()) {
     return moves;
   }
-  // What is left to send is what the moved reference still lacks: the rows scrolled in. The
-  // moves stay inside the changed area, so inside the damage.
+  // What is left to send is what the moved reference still lacks: the rows scrolled in, and
+  // any pixel a move made wrong. So the diff looks at the damage and at every destination
+  // (a destination may reach tiles the damage left out: the pixels there were right before).
+  DamageMask moved = damage;
+  for (const Move& move : moves) {
+    moved.add(move.destination());
+  }
   m_tiles.restartFrame();
-  m_diff.detect(frame, damage, m_tiles);
+  m_diff.detect(frame, moved, m_tiles);
   return moves;
 }
 
