@@ -52,8 +52,18 @@ QList<Move> MoveSearch::search(const QImage& frame, const QImage& reference, con
       !bounds.contains(area) || area.height() < 2 * kMinRows ||
       qint64(area.width()) * area.height() < kMinArea)
     return {};
+  // The reference is most often the frame hashed last time (the encoder shares a frame it
+  // sent whole as its reference): its rows need no second hash. QImage's cache key changes
+  // with every write, and a stale hash would only cost bytes.
+  if (reference.cacheKey() == m_hashedKey && area == m_hashedArea &&
+      m_frameRows.size() == size_t(area.height())) {
+    std::swap(m_referenceRows, m_frameRows);
+  } else {
+    hashRows(reference, area, m_referenceRows);
+  }
   hashRows(frame, area, m_frameRows);
-  hashRows(reference, area, m_referenceRows);
+  m_hashedKey = frame.cacheKey();
+  m_hashedArea = area;
   const int height = area.height();
 
   // Rows of the reference by hash. A hash seen at a few rows (a font's stems, a doubled
@@ -171,6 +181,8 @@ bool MoveSearch::confirms(const QImage& frame, const QImage& reference, const Mo
 }
 
 void MoveSearch::wipe() {
+  m_hashedKey = 0;
+  m_hashedArea = QRect();
   secureZero(m_frameRows.data(), m_frameRows.size() * sizeof(quint64));
   secureZero(m_referenceRows.data(), m_referenceRows.size() * sizeof(quint64));
 }

@@ -4,7 +4,8 @@
 // (src/libguac/display-plan-search.c): hashes of the previous presented frame's rows against
 // the new frame's, a vote for the shift, then the runs of rows that match at that shift.
 //
-// Bounded CPU: one hash pass over the changed area of each image (two reads of it), at most
+// Bounded CPU: one hash pass over the changed area of each image (of the new frame only,
+// when the reference is the frame hashed last time), at most
 // kMaxVotingRows rows vote, kShiftsTried shifts are checked row by row, at most kMaxMoves
 // moves; the result needs no trust in the
 // hashes, since the encoder diffs the frame against the moved reference afterwards (a hash
@@ -55,6 +56,8 @@ public:
 private:
   std::vector<quint64> m_frameRows;
   std::vector<quint64> m_referenceRows;
+  qint64 m_hashedKey = 0; // the image m_frameRows were hashed from (QImage::cacheKey)
+  QRect m_hashedArea;
 };
 
 } // namespace gc
