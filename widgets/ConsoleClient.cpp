@@ -28,6 +28,11 @@ ConsoleClient::Decoded decode(const QByteArray& packet, const QImage& previous) 
   ConsoleClient::Decoded result;
   const Outcome<viewer::FrameUpdate> update = viewer::FrameUpdate::parse(packet);
   if (!update.ok()) {
+    // Acknowledged too when its id is readable (protocol rule), so flow control goes on.
+    if (const auto id = FrameReader::peekFrameId(packet)) {
+      result.parsed = true;
+      result.frameId = *id;
+    }
     result.error = update.failure().message;
     return result;
   }
@@ -89,33 +94,26 @@ void ConsoleClient::wipeCapability() {
   wipe(m_options.capabilityHex);
 }
 
-void ConsoleClient::sendMessage(const char* type, const QJsonObject& rest) {
-  // "type" first, as the console's parser requires.
-  QByteArray out = QByteArrayLiteral("{\"type\":\"") + type + '"';
-  QByteArray body = QJsonDocument(rest).toJson(QJsonDocument::Compact);
-  if (body.size() > 2)
-    out += ',' + body.mid(1, body.size() - 2);
-  out += '}';
+void ConsoleClient::sendMessage(QByteArray out) {
   QString text = QString::fromUtf8(out);
   m_socket.sendTextMessage(text);
   // The hello carries the capability: leave no copy of ours behind (Qt's own frame buffer
   // is out of reach).
-  wipe(body);
   wipe(out);
   text.fill(QChar(u'\0'));
 }
 
 void ConsoleClient::onConnected() {
-  QJsonObject hello{
-      {QStringLiteral("run"), m_options.run},
-      {QStringLiteral("task"), m_options.task},
-      {QStringLiteral("capability"), QString::fromLatin1(m_options.capabilityHex)},
-      {QStringLiteral("client"), QJsonObject{{QStringLiteral("kind"), QStringLiteral("qt-viewer")},
-                                             {QStringLiteral("version"), m_options.clientVersion}}}};
-  if (!m_options.panel.isEmpty())
-    hello.insert(QStringLiteral("panel"), m_options.panel);
-  sendMessage("hello", hello);
-  hello = {};
+  panel::HelloFields hello{m_options.run,
+                           m_options.task,
+                           m_options.capabilityHex,
+                           QStringLiteral("qt-viewer"),
+                           m_options.clientVersion,
+                           m_options.panel,
+                           // The view applies copy records from its own canvas (FrameReader).
+                           {QString::fromLatin1(panel::kFeatureCopyRect)}};
+  sendMessage(panel::hello(hello));
+  wipe(hello.capabilityHex);
   wipeCapability();
 }
 
@@ -172,9 +170,7 @@ void ConsoleClient::setPhase(const QString& phase, const QString& reason) {
 bool ConsoleClient::sendKey(quint16 scancode, bool down) {
   if (!isInputOpen())
     return false;
-  sendMessage("key", QJsonObject{{QStringLiteral("seq"), qint64(++m_seq)},
-                                 {QStringLiteral("scancode"), int(scancode)},
-                                 {QStringLiteral("down"), down}});
+  sendMessage(panel::key(++m_seq, scancode, down));
   return true;
 }
 
@@ -182,18 +178,14 @@ bool ConsoleClient::sendPointer(QPoint desktop, quint8 buttons, qint16 wheel) {
   if (!isInputOpen() || desktop.x() < 0 || desktop.y() < 0 || desktop.x() > 0xFFFF || desktop.y() > 0xFFFF ||
       std::abs(int(wheel)) > 255 || buttons > 7)
     return false;
-  sendMessage("pointer", QJsonObject{{QStringLiteral("seq"), qint64(++m_seq)},
-                                     {QStringLiteral("x"), desktop.x()},
-                                     {QStringLiteral("y"), desktop.y()},
-                                     {QStringLiteral("buttons"), int(buttons)},
-                                     {QStringLiteral("wheel"), int(wheel)}});
+  sendMessage(panel::pointer(++m_seq, quint16(desktop.x()), quint16(desktop.y()), buttons, wheel));
   return true;
 }
 
 bool ConsoleClient::requestLock() {
   if (!isInputOpen())
     return false;
-  sendMessage("lock", {});
+  sendMessage(panel::lock());
   return true;
 }
 
@@ -201,7 +193,7 @@ void ConsoleClient::requestClose() {
   if (m_closed)
     return;
   if (m_socket.state() == QAbstractSocket::ConnectedState) {
-    sendMessage("close", {});
+    sendMessage(panel::close());
     m_socket.flush();
   }
   finish(QStringLiteral("closed by the viewer"));
@@ -242,11 +234,10 @@ void ConsoleClient::onDecoded() {
     emit frameDropped(result.error);
   }
   if (result.parsed)
-    sendMessage("frame_ack", QJsonObject{{QStringLiteral("frame"), qint64(result.frameId)}});
+    sendMessage(panel::frameAck(result.frameId));
   // The picture may now be stale: ask for the whole desktop (0 when the id was unreadable).
   if (result.frame.isNull())
-    sendMessage("frame_refresh",
-                QJsonObject{{QStringLiteral("frame"), qint64(result.parsed ? result.frameId : 0)}});
+    sendMessage(panel::frameRefresh(result.parsed ? result.frameId : 0));
   emit countersChanged();
   decodeNext();
 }

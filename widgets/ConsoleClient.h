@@ -99,7 +99,7 @@ private:
   void setPhase(const QString& phase, const QString& reason);
   void decodeNext();
   void onDecoded();
-  void sendMessage(const char* type, const QJsonObject& rest);
+  void sendMessage(QByteArray text); // wipes `text` once sent
   void finish(const QString& reason);
   void wipeCapability();
 

@@ -12,7 +12,9 @@ namespace gc {
 class TileMap;
 struct MergedRect;
 
-enum class Encoding : quint8 { Png = 1, Jpeg = 2 };
+// The GCF1 record encodings (FramePacket.h). Copy is never chosen here: it is a move of
+// pixels the panel already has (FrameEncoder's move search).
+enum class Encoding : quint8 { Png = 1, Jpeg = 2, Copy = 3 };
 
 struct EncoderDecision {
   Encoding encoding = Encoding::Png;

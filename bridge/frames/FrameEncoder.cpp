@@ -17,6 +17,7 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
   FrameResult result;
   result.frameId = job.frameId;
   const bool refineOnly = job.frame.isNull();
+  QList<Move> moves;
   // Copy (shares, no pixels copied): the reference must not be read through a reference
   // to m_diff's member while commit() writes it.
   const QImage source = refineOnly ? m_diff.reference() : job.frame;
@@ -34,6 +35,9 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
       m_diff.detectAll(source, m_tiles);
     } else {
       m_diff.detect(source, job.damage, m_tiles);
+      if (job.copies) {
+        moves = findMoves(source, job.damage, job.guestMoves);
+      }
     }
   }
   if (job.refine) {
@@ -45,7 +49,7 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
       }
     }
   }
-  if (m_tiles.changedCount() == 0) {
+  if (m_tiles.changedCount() == 0 && moves.isEmpty()) {
     result.lossyOutstanding = m_tiles.hasLossy();
     result.bytesHeld = bytesHeld();
     return result;
@@ -56,6 +60,11 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
   QList<QRect> sent;
   sent.reserve(merged.size());
   bool everyChangeSent = true;
+  for (const Move& move : moves) {
+    // Fits by construction (inside the desktop, at most kMaxMoves, before any image).
+    packet.addCopy(move.from, move.to);
+    ++result.copyRects;
+  }
   for (const MergedRect& rect : merged) {
     // A refinement exists to replace JPEG with exact pixels: never lossy.
     EncoderDecision decision = job.refine ? EncoderDecision{} : m_choice.choose(rect, m_tiles);
@@ -98,6 +107,54 @@ FrameResult FrameEncoder::encode(const FrameJob& job) {
   return result;
 }
 
+QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damage,
+                                    const QList<Move>& guestMoves) {
+  if (m_tiles.changedCount() == 0) {
+    return {};
+  }
+  QRect changed;
+  for (int r = 0; r < m_tiles.rows(); ++r) {
+    for (int c = 0; c < m_tiles.columns(); ++c) {
+      if (m_tiles.isChanged(c, r)) {
+        changed = changed.united(m_tiles.changedBox(c, r));
+      }
+    }
+  }
+  // The guest's own moves first, in its order: each is checked against the reference as the
+  // moves before it left it, and applied there at once, as the panel will apply it.
+  QList<Move> moves;
+  for (const Move& move : guestMoves) {
+    if (moves.size() >= MoveSearch::kMaxMoves) {
+      break;
+    }
+    if (m_moves.confirms(frame, m_diff.reference(), move)) {
+      m_diff.applyMove(move.from, move.to);
+      m_tiles.moveLossy(move.from, move.to);
+      moves.append(move);
+    }
+  }
+  if (moves.isEmpty()) {
+    moves = m_moves.search(frame, m_diff.reference(), changed);
+    for (const Move& move : moves) {
+      m_diff.applyMove(move.from, move.to);
+      m_tiles.moveLossy(move.from, move.to);
+    }
+  }
+  if (moves.isEmpty()) {
+    return moves;
+  }
+  // What is left to send is what the moved reference still lacks: the rows scrolled in, and
+  // any pixel a move made wrong. So the diff looks at the damage and at every destination
+  // (a destination may reach tiles the damage left out: the pixels there were right before).
+  DamageMask moved = damage;
+  for (const Move& move : moves) {
+    moved.add(move.destination());
+  }
+  m_tiles.restartFrame();
+  m_diff.detect(frame, moved, m_tiles);
+  return moves;
+}
+
 void FrameEncoder::updateLossy(const MergedRect& rect, Encoding encoding) {
   for (int r = rect.tiles.top(); r <= rect.tiles.bottom(); ++r) {
     for (int c = rect.tiles.left(); c <= rect.tiles.right(); ++c) {
@@ -116,19 +173,21 @@ void FrameEncoder::updateLossy(const MergedRect& rect, Encoding encoding) {
 
 void FrameEncoder::wipe() {
   m_diff.wipe();
+  m_moves.wipe();
   m_tiles.wipe();
   m_jpeg.wipe();
 }
 
 void FrameEncoder::release() {
   m_diff.release();
+  m_moves.release();
   m_tiles.release();
   m_jpeg.release();
   m_lastPacketBytes = 0;
 }
 
 qint64 FrameEncoder::bytesHeld() const {
-  return m_diff.bytesHeld() + m_tiles.bytesHeld() + m_jpeg.bytesHeld();
+  return m_diff.bytesHeld() + m_tiles.bytesHeld() + m_jpeg.bytesHeld() + m_moves.bytesHeld();
 }
 
 } // namespace gc

@@ -1,11 +1,13 @@
-// One frame, synchronously: change detection -> rect merging -> encoder choice -> encode ->
-// GCF1 packet, then the reference moves to what the packet carries. The worker runs it on
+// One frame, synchronously: change detection -> move search (copy records, when the panel
+// takes them) -> rect merging -> encoder choice -> encode -> GCF1 packet, then the reference
+// moves to what the packet carries. The worker runs it on
 // the encoder thread; tests and the benchmark call it directly. Not thread-safe.
 #pragma once
 
 #include "bridge/frames/DamageMask.h"
 #include "bridge/frames/EncoderChoice.h"
 #include "bridge/frames/JpegEncoder.h"
+#include "bridge/frames/MoveSearch.h"
 #include "bridge/frames/PngEncoder.h"
 #include "bridge/frames/RectMerger.h"
 #include "bridge/frames/TileDiff.h"
@@ -22,6 +24,10 @@ struct FrameJob {
   bool full = false;   // the panel has nothing: send every pixel
   bool refine = false; // re-send, losslessly, tiles the panel holds only as JPEG
   bool lagging = false;
+  bool copies = false; // the panel applies copy records (its hello's "copy_rect")
+  // The guest's own moves since the last job (RDPGFX SurfaceToSurface, CacheToSurface), in
+  // order: tried first, each kept only if the frame shows it (MoveSearch::confirms).
+  QList<Move> guestMoves;
   quint32 frameId = 0;
 };
 
@@ -30,6 +36,7 @@ struct FrameResult {
   quint32 frameId = 0;
   int rects = 0;
   int jpegRects = 0;
+  int copyRects = 0;
   bool lossyOutstanding = false; // some tiles await a lossless refinement
   qint64 bytesHeld = 0;          // the encoder's buffers after this frame
 };
@@ -61,9 +68,13 @@ public:
 
 private:
   void updateLossy(const MergedRect& rect, Encoding encoding);
+  // Finds moves in the changed area, applies them to the reference and the lossy map, and
+  // diffs again against the moved reference. Returns the moves (to be written first).
+  QList<Move> findMoves(const QImage& frame, const DamageMask& damage, const QList<Move>& guestMoves);
 
   TileMap m_tiles;
   TileDiff m_diff;
+  MoveSearch m_moves;
   RectMerger m_merger;
   EncoderChoice m_choice;
   PngEncoder m_png;

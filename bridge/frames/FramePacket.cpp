@@ -21,6 +21,11 @@ bool fitsU16(int v) {
   return v >= 0 && v <= 0xffff;
 }
 
+bool fitsWire(const QRect& rect) {
+  return !rect.isEmpty() && fitsU16(rect.x()) && fitsU16(rect.y()) && fitsU16(rect.width()) &&
+         fitsU16(rect.height()) && fitsU16(rect.right()) && fitsU16(rect.bottom());
+}
+
 } // namespace
 
 FramePacket::FramePacket(quint32 frameId, QSize desktop, qsizetype reserve) : m_frameId(frameId) {
@@ -33,10 +38,10 @@ FramePacket::FramePacket(quint32 frameId, QSize desktop, qsizetype reserve) : m_
 }
 
 bool FramePacket::beginRect(const QRect& rect, Encoding encoding) {
-  if (m_rects >= kMaxRects || !fitsU16(rect.x()) || !fitsU16(rect.y()) || !fitsU16(rect.width()) ||
-      !fitsU16(rect.height()) || rect.isEmpty()) {
+  if (m_rects >= kMaxRects || m_open >= 0 || encoding == Encoding::Copy || !fitsWire(rect)) {
     return false;
   }
+  m_imageWritten = true;
   m_open = m_bytes.size();
   put<quint16>(m_bytes, quint16(rect.x()));
   put<quint16>(m_bytes, quint16(rect.y()));
@@ -44,6 +49,24 @@ bool FramePacket::beginRect(const QRect& rect, Encoding encoding) {
   put<quint16>(m_bytes, quint16(rect.height()));
   put<quint8>(m_bytes, quint8(encoding));
   put<quint32>(m_bytes, 0);
+  return true;
+}
+
+bool FramePacket::addCopy(const QRect& from, const QPoint& to) {
+  const QRect dest(to, from.size());
+  if (m_rects >= kMaxRects || m_open >= 0 || m_imageWritten || !fitsWire(from) || !fitsWire(dest)) {
+    return false;
+  }
+  put<quint16>(m_bytes, quint16(dest.x()));
+  put<quint16>(m_bytes, quint16(dest.y()));
+  put<quint16>(m_bytes, quint16(dest.width()));
+  put<quint16>(m_bytes, quint16(dest.height()));
+  put<quint8>(m_bytes, quint8(Encoding::Copy));
+  put<quint32>(m_bytes, quint32(kCopyBytes));
+  put<quint16>(m_bytes, quint16(from.x()));
+  put<quint16>(m_bytes, quint16(from.y()));
+  ++m_rects;
+  patch<quint16>(m_bytes, 12, quint16(m_rects));
   return true;
 }
 

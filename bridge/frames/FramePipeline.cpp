@@ -28,6 +28,21 @@ FramePipeline::~FramePipeline() {
   delete m_worker;
 }
 
+void FramePipeline::noteGuestMoves(const QList<std::pair<QRect, QPoint>>& moves) {
+  if (!m_copyRects || m_movesLost) {
+    return;
+  }
+  // Hints only (the encoder checks each against the frame): beyond a few, the oldest would
+  // no longer describe what the panel holds, so all are dropped until the next job.
+  for (const auto& [source, target] : moves) {
+    m_guestMoves.append(Move{source, target});
+  }
+  if (m_guestMoves.size() > 4 * MoveSearch::kMaxMoves) {
+    m_guestMoves.clear();
+    m_movesLost = true;
+  }
+}
+
 void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
   if (frame.isNull() || frame.width() > 0xffff || frame.height() > 0xffff) {
     return;
@@ -46,6 +61,7 @@ void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
   for (const QRect& rect : dirty) {
     m_damage.add(rect);
   }
+
   secureDrop(m_latest); // zeroes the previous frame if nobody else holds it any more
   m_latest = image;
   if (m_lossyOutstanding) {
@@ -63,6 +79,7 @@ void FramePipeline::acknowledge(quint32 frameId) {
 
 void FramePipeline::reset() {
   ++m_generation;
+  m_guestMoves.clear();
   m_unacked.clear();
   m_full = true;
   m_refine = false;
@@ -73,6 +90,10 @@ void FramePipeline::reset() {
 
 void FramePipeline::setPanelLagging(bool lagging) {
   m_lagging = lagging;
+}
+
+void FramePipeline::setCopyRects(bool enabled) {
+  m_copyRects = enabled;
 }
 
 FramePipeline::Wiped FramePipeline::wipe() {
@@ -89,6 +110,7 @@ FramePipeline::Wiped FramePipeline::wipe() {
   m_inFlightBytes = 0;
   m_encoderBytes = 0;
   secureDrop(m_latest);
+  m_guestMoves.clear();
   m_damage = DamageMask();
   m_unacked.clear();
   m_full = true;
@@ -134,6 +156,9 @@ void FramePipeline::schedule() {
   }
   job.refine = m_refine;
   job.lagging = m_lagging;
+  job.copies = m_copyRects;
+  job.guestMoves = std::exchange(m_guestMoves, {});
+  m_movesLost = false;
   job.frameId = m_nextFrameId++;
   if (m_nextFrameId == 0) {
     m_nextFrameId = 1;

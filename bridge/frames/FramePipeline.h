@@ -47,12 +47,19 @@ public:
   // written again by the caller (it is implicitly shared, not copied); `dirty` is what
   // changed since the previous submit. Other formats are converted (slow path).
   void submit(const QImage& frame, const QList<QRect>& dirty);
+  // The moves the guest made (RDPGFX SurfaceToSurface, CacheToSurface) behind the next frame
+  // submitted, in order, each as (source area, target top-left): kept across coalesced
+  // frames as hints the encoder tries first when the panel takes copies.
+  void noteGuestMoves(const QList<std::pair<QRect, QPoint>>& moves);
   // The panel's frame_ack: acknowledges `frameId` and every earlier frame.
   void acknowledge(quint32 frameId);
   // A new panel connected: forget unacked frames; the next packet is a full frame.
   void reset();
   // Lowers JPEG quality (80 -> 60 -> 40) while set.
   void setPanelLagging(bool lagging);
+  // Whether the panel applies GCF1 copy records (its hello's "copy_rect"): then moves found
+  // in the damage (a scroll) go out as copies. Off until a panel says so.
+  void setCopyRects(bool enabled);
   // What wipe() zeroed, and what it could not: a packet still shared with another holder
   // when the pipeline dropped it (that holder frees it unwiped).
   struct Wiped {
@@ -95,6 +102,9 @@ private:
   bool m_full = true;
   bool m_refine = false;
   bool m_lagging = false;
+  bool m_copyRects = false;
+  QList<Move> m_guestMoves; // since the last job, in order
+  bool m_movesLost = false; // more than the encoder would try: none is a useful hint
   bool m_lossyOutstanding = false;
 
   bool m_encoding = false;

@@ -1,6 +1,7 @@
 #include "bridge/frames/TileDiff.h"
 
 #include "bridge/frames/DamageMask.h"
+#include "bridge/frames/FrameReader.h"
 #include "bridge/frames/TileMap.h"
 #include "privacy/SecureImage.h"
 
@@ -109,6 +110,15 @@ void TileDiff::commit(const QImage& frame, const QList<QRect>& sent, bool everyC
                   bytes);
     }
   }
+}
+
+void TileDiff::applyMove(const QRect& from, const QPoint& to) {
+  FrameRecord copy;
+  copy.encoding = Encoding::Copy;
+  copy.area = QRect(to, from.size());
+  copy.source = from.topLeft();
+  // The panel's own rule, applied to our picture of it (FrameReader::applyCopy detaches).
+  FrameReader::applyCopy(m_reference, copy);
 }
 
 void TileDiff::wipe() {

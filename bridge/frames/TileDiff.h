@@ -32,6 +32,9 @@ public:
   // After a packet is built: the sent rectangles now hold `frame`'s pixels on the panel.
   // `everyChangeSent`: no changed area failed to encode, so the panel shows all of `frame`.
   void commit(const QImage& frame, const QList<QRect>& sent, bool everyChangeSent);
+  // The panel applied a copy record: moves `from`'s pixels to `to` in the reference too (a
+  // reference shared with its frame is detached first; commit() shares a frame again).
+  void applyMove(const QRect& from, const QPoint& to);
   // What the panel has (lossless truth; JPEG areas hold the source pixels, not the decoded).
   const QImage& reference() const { return m_reference; }
 

@@ -32,6 +32,40 @@ void TileMap::beginFrame() {
   m_changed = 0;
 }
 
+void TileMap::restartFrame() {
+  for (quint32& h : m_history) {
+    h &= ~1u;
+  }
+  std::fill(m_changedFlags.begin(), m_changedFlags.end(), quint8(0));
+  m_changed = 0;
+}
+
+void TileMap::moveLossy(const QRect& from, const QPoint& to) {
+  const QRect desktop(QPoint(0, 0), m_desktop);
+  const QRect dest = QRect(to, from.size()).intersected(desktop);
+  if (dest.isEmpty() || !desktop.contains(from)) {
+    return;
+  }
+  const QPoint delta = from.topLeft() - to;
+  const std::vector<quint8> before = m_lossy;
+  for (int r = dest.top() / kTileSize; r <= dest.bottom() / kTileSize; ++r) {
+    for (int c = dest.left() / kTileSize; c <= dest.right() / kTileSize; ++c) {
+      const QRect tile = tileRect(c, r);
+      const QRect source = tile.intersected(dest).translated(delta);
+      bool lossy = !dest.contains(tile) && before[index(c, r)] != 0;
+      for (int sr = source.top() / kTileSize; !lossy && sr <= source.bottom() / kTileSize; ++sr) {
+        for (int sc = source.left() / kTileSize; sc <= source.right() / kTileSize; ++sc) {
+          if (before[index(sc, sr)] != 0) {
+            lossy = true;
+            break;
+          }
+        }
+      }
+      m_lossy[index(c, r)] = lossy ? 1 : 0;
+    }
+  }
+}
+
 void TileMap::markChanged(int column, int row, const QRect& box, bool motion) {
   const size_t i = index(column, row);
   if (motion) {

@@ -26,6 +26,9 @@ public:
 
   // Starts a new frame: every tile's history moves one frame back, nothing is changed yet.
   void beginFrame();
+  // Forgets what this frame marked (changed flags and this frame's history bit), keeping the
+  // history: the encoder diffs again after moving its reference (MoveSearch).
+  void restartFrame();
   // `box` (desktop pixels, inside the tile) holds every changed pixel of the tile. A change
   // that is not motion (full frame for a new panel, lossless refinement) stays out of the
   // history, so it cannot make an area look animated.
@@ -39,6 +42,11 @@ public:
   void setLossy(int column, int row, bool lossy) { m_lossy[index(column, row)] = lossy ? 1 : 0; }
   bool isLossy(int column, int row) const { return m_lossy[index(column, row)] != 0; }
   bool hasLossy() const;
+  // The panel moved `from`'s pixels to `to` (a copy record): the tiles under the destination
+  // hold what the source tiles held, so any lossy source makes them lossy (conservative: a
+  // refinement sends exact pixels again); a tile the destination covers wholly loses its own
+  // state.
+  void moveLossy(const QRect& from, const QPoint& to);
 
   // Zeroes all state in place (privacy), keeping the grid; release() also frees it.
   void wipe();

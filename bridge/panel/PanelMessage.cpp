@@ -59,11 +59,46 @@ QByteArray object(const char* type, const QJsonObject& rest = {}) {
   return out + '}';
 }
 
+// One text message, either direction: bounded, one strict JSON object, "type" first and a
+// string. The caller dispatches on the type.
+Outcome<QJsonObject> envelope(const QByteArray& text) {
+  if (text.size() > kMaxTextMessageBytes)
+    return Failure{Refusal::ProtocolOversize,
+                   QStringLiteral("message over %1 bytes").arg(kMaxTextMessageBytes)};
+  Outcome<QJsonObject> json = StrictJson::parseObject(text, kMaxTextMessageBytes, 4);
+  if (!json.ok())
+    return Failure{json.code() == Refusal::ProtocolOversize ? Refusal::ProtocolOversize
+                                                            : Refusal::ProtocolMalformed,
+                   json.failure().message};
+  // "type" must be the first key: a reader can dispatch before looking at anything else.
+  static const QRegularExpression typeFirst(QStringLiteral("^\\s*\\{\\s*\"type\"\\s*:"));
+  if (!typeFirst.match(QString::fromUtf8(text.left(64))).hasMatch())
+    return malformed(QStringLiteral("\"type\" must be the first key"));
+  if (!json.value().value(QStringLiteral("type")).isString())
+    return malformed(QStringLiteral("type must be a string"));
+  return json;
+}
+
+// hello "features": a short array of short lowercase names; unknown names are ignored.
+std::optional<Failure> parseFeatures(const QJsonValue& v, Hello& h) {
+  static const QRegularExpression name(QStringLiteral("^[a-z][a-z0-9_]{0,31}$"));
+  if (!v.isArray() || v.toArray().size() > kMaxFeatures)
+    return malformed(
+        QStringLiteral("hello: features must be an array of at most %1 names").arg(kMaxFeatures));
+  for (const QJsonValue f : v.toArray()) {
+    if (!f.isString() || !name.match(f.toString()).hasMatch())
+      return malformed(QStringLiteral("hello: a feature is not a short lowercase name"));
+    if (f.toString() == QLatin1String(kFeatureCopyRect))
+      h.copyRect = true;
+  }
+  return std::nullopt;
+}
+
 Outcome<Message> parseHello(const QJsonObject& o) {
   if (auto bad = checkKeys(o,
                            {QStringLiteral("run"), QStringLiteral("task"), QStringLiteral("capability"),
                             QStringLiteral("client")},
-                           {QStringLiteral("panel")}))
+                           {QStringLiteral("panel"), QStringLiteral("features")}))
     return *bad;
   Hello h;
   const auto run = boundedString(o.value(QStringLiteral("run")), 128);
@@ -90,6 +125,9 @@ Outcome<Message> parseHello(const QJsonObject& o) {
       return malformed(QStringLiteral("hello: panel must be an object"));
     h.panel = o.value(QStringLiteral("panel")).toObject();
   }
+  if (o.contains(QStringLiteral("features")))
+    if (auto bad = parseFeatures(o.value(QStringLiteral("features")), h))
+      return *bad;
   h.run = *run;
   h.task = *task;
   h.capability = QByteArray::fromHex(cap->toLatin1());
@@ -137,23 +175,11 @@ bool isForbiddenRoute(const QString& type) {
 }
 
 Outcome<Message> parse(const QByteArray& text) {
-  if (text.size() > kMaxTextMessageBytes)
-    return Failure{Refusal::ProtocolOversize,
-                   QStringLiteral("message over %1 bytes").arg(kMaxTextMessageBytes)};
-  const Outcome<QJsonObject> json = StrictJson::parseObject(text, kMaxTextMessageBytes, 4);
+  const Outcome<QJsonObject> json = envelope(text);
   if (!json.ok())
-    return Failure{json.code() == Refusal::ProtocolOversize ? Refusal::ProtocolOversize
-                                                            : Refusal::ProtocolMalformed,
-                   json.failure().message};
-  // "type" must be the first key: a reader can dispatch before looking at anything else.
-  static const QRegularExpression typeFirst(QStringLiteral("^\\s*\\{\\s*\"type\"\\s*:"));
-  if (!typeFirst.match(QString::fromUtf8(text.left(64))).hasMatch())
-    return malformed(QStringLiteral("\"type\" must be the first key"));
+    return json.failure();
   const QJsonObject& o = json.value();
-  const QJsonValue typeValue = o.value(QStringLiteral("type"));
-  if (!typeValue.isString())
-    return malformed(QStringLiteral("type must be a string"));
-  const QString type = typeValue.toString();
+  const QString type = o.value(QStringLiteral("type")).toString();
   if (type == QLatin1String("hello"))
     return parseHello(o);
   if (type == QLatin1String("key"))
@@ -216,6 +242,168 @@ QByteArray error(Refusal code, const QString& message) {
 
 QByteArray bye(const QString& reason) {
   return object("bye", QJsonObject{{QStringLiteral("reason"), reason}});
+}
+
+QByteArray hello(const HelloFields& f) {
+  QJsonObject rest{{QStringLiteral("run"), f.run},
+                   {QStringLiteral("task"), f.task},
+                   {QStringLiteral("capability"), QString::fromLatin1(f.capabilityHex)},
+                   {QStringLiteral("client"), QJsonObject{{QStringLiteral("kind"), f.clientKind},
+                                                          {QStringLiteral("version"), f.clientVersion}}}};
+  if (!f.panel.isEmpty())
+    rest.insert(QStringLiteral("panel"), f.panel);
+  if (!f.features.isEmpty())
+    rest.insert(QStringLiteral("features"), QJsonArray::fromStringList(f.features));
+  return object("hello", rest);
+}
+
+QByteArray key(quint64 seq, quint16 scancode, bool down) {
+  return object("key", QJsonObject{{QStringLiteral("seq"), qint64(seq)},
+                                   {QStringLiteral("scancode"), scancode},
+                                   {QStringLiteral("down"), down}});
+}
+
+QByteArray pointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
+  return object("pointer", QJsonObject{{QStringLiteral("seq"), qint64(seq)},
+                                       {QStringLiteral("x"), x},
+                                       {QStringLiteral("y"), y},
+                                       {QStringLiteral("buttons"), buttons},
+                                       {QStringLiteral("wheel"), wheel}});
+}
+
+QByteArray frameAck(quint32 frame) {
+  return object("frame_ack", QJsonObject{{QStringLiteral("frame"), qint64(frame)}});
+}
+
+QByteArray frameRefresh(quint32 frame) {
+  return object("frame_refresh", QJsonObject{{QStringLiteral("frame"), qint64(frame)}});
+}
+
+QByteArray lock() {
+  return object("lock");
+}
+
+QByteArray close() {
+  return object("close");
+}
+
+namespace {
+
+std::optional<QString> phaseValue(const QJsonValue& v) {
+  const auto s = boundedString(v, 16);
+  if (!s || !phaseNames().contains(*s))
+    return std::nullopt;
+  return s;
+}
+
+std::optional<QString> refusalValue(const QJsonValue& v) {
+  const auto s = boundedString(v, 64);
+  if (!s || !refusalFromName(*s))
+    return std::nullopt;
+  return s;
+}
+
+constexpr int kMaxConsoleString = 1024;
+
+Outcome<ConsoleMessage> parseWelcome(const QJsonObject& o) {
+  if (auto bad = checkKeys(o, {QStringLiteral("run"), QStringLiteral("task"), QStringLiteral("vm"),
+                               QStringLiteral("identity"), QStringLiteral("phase"), QStringLiteral("width"),
+                               QStringLiteral("height"), QStringLiteral("protocol")}))
+    return *bad;
+  const auto run = boundedString(o.value(QStringLiteral("run")), kMaxConsoleString);
+  const auto task = boundedString(o.value(QStringLiteral("task")), kMaxConsoleString);
+  const auto vm = boundedString(o.value(QStringLiteral("vm")), kMaxConsoleString);
+  const auto phaseName = phaseValue(o.value(QStringLiteral("phase")));
+  const auto width = integer(o.value(QStringLiteral("width")), 0, 0xFFFF);
+  const auto height = integer(o.value(QStringLiteral("height")), 0, 0xFFFF);
+  const auto protocol = integer(o.value(QStringLiteral("protocol")), 0, 0xFFFF);
+  if (!run || !task || !vm || !phaseName || !width || !height || !protocol ||
+      !o.value(QStringLiteral("identity")).isObject())
+    return malformed(QStringLiteral("welcome: a field has the wrong type or value"));
+  if (*protocol != kProtocolVersion)
+    return malformed(
+        QStringLiteral("welcome: protocol %1, this panel speaks %2").arg(*protocol).arg(kProtocolVersion));
+  Welcome w;
+  w.run = *run;
+  w.task = *task;
+  w.vm = *vm;
+  w.identity = o.value(QStringLiteral("identity")).toObject();
+  w.phase = *phaseName;
+  w.width = int(*width);
+  w.height = int(*height);
+  w.protocol = int(*protocol);
+  return ConsoleMessage(w);
+}
+
+Outcome<ConsoleMessage> parseUpto(const QJsonObject& o, bool isDrained) {
+  if (auto bad = checkKeys(o, {QStringLiteral("upto")}))
+    return *bad;
+  const auto upto = integer(o.value(QStringLiteral("upto")), 0, kMaxSeq);
+  if (!upto)
+    return malformed(QStringLiteral("upto must be an unsigned integer"));
+  if (isDrained)
+    return ConsoleMessage(Drained{quint64(*upto)});
+  return ConsoleMessage(InputAck{quint64(*upto)});
+}
+
+} // namespace
+
+const QStringList& phaseNames() {
+  static const QStringList names{QStringLiteral("SETUP"),     QStringLiteral("LOCKING"),
+                                 QStringLiteral("READ_ONLY"), QStringLiteral("CAPTURING"),
+                                 QStringLiteral("REVIEWING"), QStringLiteral("ACTION"),
+                                 QStringLiteral("CLOSED")};
+  return names;
+}
+
+Outcome<ConsoleMessage> parseConsoleMessage(const QByteArray& text) {
+  const Outcome<QJsonObject> json = envelope(text);
+  if (!json.ok())
+    return json.failure();
+  const QJsonObject& o = json.value();
+  const QString type = o.value(QStringLiteral("type")).toString();
+  if (type == QLatin1String("welcome"))
+    return parseWelcome(o);
+  if (type == QLatin1String("input_ack"))
+    return parseUpto(o, false);
+  if (type == QLatin1String("drained"))
+    return parseUpto(o, true);
+  if (type == QLatin1String("phase")) {
+    if (auto bad = checkKeys(o, {QStringLiteral("phase"), QStringLiteral("reason")}))
+      return *bad;
+    const auto phaseName = phaseValue(o.value(QStringLiteral("phase")));
+    const auto reason = boundedString(o.value(QStringLiteral("reason")), kMaxConsoleString);
+    if (!phaseName || !reason)
+      return malformed(QStringLiteral("phase: unknown phase or bad reason"));
+    return ConsoleMessage(PhaseChange{*phaseName, *reason});
+  }
+  if (type == QLatin1String("input_refused")) {
+    if (auto bad = checkKeys(o, {QStringLiteral("seq"), QStringLiteral("code")}))
+      return *bad;
+    const auto seq = integer(o.value(QStringLiteral("seq")), 0, kMaxSeq);
+    const auto code = refusalValue(o.value(QStringLiteral("code")));
+    if (!seq || !code)
+      return malformed(QStringLiteral("input_refused: bad seq or unknown code"));
+    return ConsoleMessage(InputRefused{quint64(*seq), *code});
+  }
+  if (type == QLatin1String("error")) {
+    if (auto bad = checkKeys(o, {QStringLiteral("code"), QStringLiteral("message")}))
+      return *bad;
+    const auto code = refusalValue(o.value(QStringLiteral("code")));
+    const auto message = boundedString(o.value(QStringLiteral("message")), kMaxConsoleString);
+    if (!code || !message)
+      return malformed(QStringLiteral("error: unknown code or bad message"));
+    return ConsoleMessage(ConsoleError{*code, *message});
+  }
+  if (type == QLatin1String("bye")) {
+    if (auto bad = checkKeys(o, {QStringLiteral("reason")}))
+      return *bad;
+    const auto reason = boundedString(o.value(QStringLiteral("reason")), kMaxConsoleString);
+    if (!reason)
+      return malformed(QStringLiteral("bye: reason must be a string"));
+    return ConsoleMessage(Bye{*reason});
+  }
+  return malformed(QStringLiteral("unknown console message type"));
 }
 
 } // namespace gc::panel

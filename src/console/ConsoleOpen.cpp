@@ -125,6 +125,8 @@ Status Console::spawnReader() {
   connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
   connect(m_rdp.get(), &RdpReader::frameUpdated, this, [this](const FrameUpdate& update) {
     m_frameSerial = update.serial; // the pacing's account (issue 27)
+    // Issue 27.5: the guest's own copies go to the panel as copies.
+    m_pipeline.noteGuestMoves(m_rdp->guestMoves());
     onFrame(update.frame, update.dirty);
   });
   connect(m_rdp.get(), &RdpReader::desktopResized, this, &Console::onRdpDesktopResized);
@@ -197,8 +199,10 @@ Status Console::listenForPanel() {
 }
 
 void Console::connectPanelSignals() {
-  connect(m_panel.get(), &PanelServer::panelAuthorized, this,
-          [this](const panel::Hello& hello) { onPanelAuthorized(hello.clientKind, hello.clientVersion); });
+  connect(m_panel.get(), &PanelServer::panelAuthorized, this, [this](const panel::Hello& hello) {
+    m_pipeline.setCopyRects(hello.copyRect); // issue 27.5: moves as copies, if the panel takes them
+    onPanelAuthorized(hello.clientKind, hello.clientVersion);
+  });
   connect(m_panel.get(), &PanelServer::panelGone, this,
           [this] { close(Refusal::OperatorClose, QStringLiteral("the panel closed")); });
   connect(m_panel.get(), &PanelServer::closeRequested, this,

@@ -528,6 +528,17 @@ void RdpReader::onLeased(const wire::Leased& leased) {
       return breach(QStringLiteral("a move outside the desktop"));
     rects.append(target); // the pool compares and copies: a move's target is changed pixels
   }
+  if (leased.resized) {
+    m_pendingMoves.clear(); // moves of the old desktop mean nothing on the new one
+    m_movesOverflowed = false;
+  }
+  if (!m_movesOverflowed) {
+    m_pendingMoves += leased.moves;
+    if (m_pendingMoves.size() > kMaxGuestMoves) {
+      m_pendingMoves.clear();
+      m_movesOverflowed = true;
+    }
+  }
   m_lastSerial = leased.serial;
   m_size = size;
   bool pending = false;
@@ -570,6 +581,14 @@ void RdpReader::presentUnchangedNow() {
   }
 }
 
+QList<std::pair<QRect, QPoint>> RdpReader::guestMoves() const {
+  QList<std::pair<QRect, QPoint>> out;
+  out.reserve(m_frameMoves.size());
+  for (const wire::SurfaceMove& m : m_frameMoves)
+    out.append({m.source, m.target});
+  return out;
+}
+
 void RdpReader::handOutFrame() {
   DesktopFrames::Taken taken = m_frames.take();
   // A resize reached the console already (Resized, before any frame of the new size).
@@ -578,6 +597,8 @@ void RdpReader::handOutFrame() {
     m_leaseOfFrame.emplace_back(m_serial + 1, m_lastSerial);
     if (m_leaseOfFrame.size() > kMaxUnpresented)
       m_leaseOfFrame.pop_front();
+    m_frameMoves = std::exchange(m_pendingMoves, {});
+    m_movesOverflowed = false;
     emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
   }
 }

@@ -136,6 +136,14 @@ public:
   // modes make the reader break the protocol or crash, and return at once.
   Outcome<QStringList> selfTest(quint8 mode, std::chrono::milliseconds bound = std::chrono::seconds(10));
 
+  // The guest's own moves (RDPGFX SurfaceToSurface, CacheToSurface) behind the frame being
+  // handed out, in order: read from a frameUpdated() receiver, for the panel encoder to send
+  // as copies when the frame shows them (issue 27.5). Checked inside the desktop; at most
+  // kMaxGuestMoves (more: none, the frame's damage covers them).
+  static constexpr int kMaxGuestMoves = 16;
+  // Each as (source area, target top-left).
+  QList<std::pair<QRect, QPoint>> guestMoves() const;
+
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
@@ -183,6 +191,9 @@ private:
   bool m_leaseOutstanding = false;
   quint64 m_lastSerial = 0;
   DesktopFrames m_frames;
+  QList<wire::SurfaceMove> m_pendingMoves; // since the last frame handed out
+  bool m_movesOverflowed = false;
+  QList<wire::SurfaceMove> m_frameMoves; // behind the frame handed out last
   QTimer m_trim;
   quint64 m_serial = 0;
 

@@ -73,8 +73,9 @@ Stats stats(std::vector<double> v) {
   return s;
 }
 
-FrameJob makeJob(const QImage& frame, const QList<QRect>& dirty, quint32 id, bool full) {
+FrameJob makeJob(const QImage& frame, const QList<QRect>& dirty, quint32 id, bool full, bool copies = false) {
   FrameJob job;
+  job.copies = copies; // the panel takes copy records (its hello's "copy_rect")
   job.frame = frame;
   job.damage = DamageMask(frame.size());
   for (const QRect& r : dirty) {
@@ -90,7 +91,7 @@ FrameJob makeJob(const QImage& frame, const QList<QRect>& dirty, quint32 id, boo
 // reported separately; warm-up frames (before the encoder choice sees motion) are
 // included in the figures.
 void runWorkload(const char* name, const FrameEncoder::Settings& settings,
-                 const std::function<QImage(int, QList<QRect>&)>& frame) {
+                 const std::function<QImage(int, QList<QRect>&)>& frame, bool copies = false) {
   FrameEncoder encoder(settings);
   QList<QRect> dirty;
   QImage first = frame(0, dirty);
@@ -105,7 +106,7 @@ void runWorkload(const char* name, const FrameEncoder::Settings& settings,
     dirty.clear();
     const QImage next = frame(i, dirty);
     start = Clock::now();
-    const FrameResult r = encoder.encode(makeJob(next, dirty, quint32(i + 1), false));
+    const FrameResult r = encoder.encode(makeJob(next, dirty, quint32(i + 1), false, copies));
     times.push_back(msSince(start));
     bytes.push_back(double(r.packet.size()));
     maxBytes = std::max<qint64>(maxBytes, r.packet.size());
@@ -150,13 +151,19 @@ void typing(const FrameEncoder::Settings& settings) {
               [&](int i, QList<QRect>& dirty) { return typingFrame(page, state, i, dirty); });
 }
 
-void scrolling(const FrameEncoder::Settings& settings, int step) {
+// `copies`: the panel takes copy records, so the encoder's move search (MoveSearch) sends
+// the scroll as a copy plus the rows scrolled in (issue 27.5).
+void scrolling(const FrameEncoder::Settings& settings, int step, bool copies = false) {
   const QImage tall = synthetic::textPage(QSize(kDesktop.width(), kDesktop.height() + (g_frames + 1) * step));
-  const std::string name = "scrolling text page (" + std::to_string(step) + " px/frame)";
-  runWorkload(name.c_str(), settings, [&](int i, QList<QRect>& dirty) {
-    dirty.append(QRect(QPoint(0, 0), kDesktop));
-    return tall.copy(0, i * step, kDesktop.width(), kDesktop.height());
-  });
+  const std::string name =
+      "scrolling text page (" + std::to_string(step) + " px/frame" + (copies ? ", copy records)" : ")");
+  runWorkload(
+      name.c_str(), settings,
+      [&](int i, QList<QRect>& dirty) {
+        dirty.append(QRect(QPoint(0, 0), kDesktop));
+        return tall.copy(0, i * step, kDesktop.width(), kDesktop.height());
+      },
+      copies);
 }
 
 void animation(const FrameEncoder::Settings& settings, const char* name) {
@@ -308,7 +315,10 @@ void runOne(const std::string& workload) {
     typing(defaults);
   } else if (workload == "scrolling") {
     header();
-    scrolling(defaults, 10);
+    for (const int step : {4, 10}) {
+      scrolling(defaults, step);
+      scrolling(defaults, step, true);
+    }
   } else if (workload == "animation") {
     header();
     animation(defaults, "full-screen animation");

@@ -1,21 +1,20 @@
 #include "tools/demo/PanelClient.h"
 
+#include "bridge/frames/FrameReader.h"
+#include "bridge/panel/PanelMessage.h"
+
 #include <QJsonDocument>
 #include <QUrl>
-#include <QtEndian>
 
 namespace gc::tools {
 
 PanelClient::PanelClient(QObject* parent) : QObject(parent) {
   connect(&m_socket, &QWebSocket::connected, this, [this] {
     // The capability travels in the first message only, never in the URL.
-    sendJson(QJsonObject{
-        {QStringLiteral("type"), QStringLiteral("hello")},
-        {QStringLiteral("run"), m_run},
-        {QStringLiteral("task"), m_task},
-        {QStringLiteral("capability"), m_capability},
-        {QStringLiteral("client"), QJsonObject{{QStringLiteral("kind"), QStringLiteral("demo")},
-                                               {QStringLiteral("version"), QStringLiteral("1")}}}});
+    panel::HelloFields hello{
+        m_run, m_task, m_capability.toLatin1(), QStringLiteral("demo"), QStringLiteral("1"), {}, {}};
+    send(panel::hello(hello));
+    hello.capabilityHex.fill('\0');
     m_capability.fill(QLatin1Char('0'));
   });
   connect(&m_socket, &QWebSocket::textMessageReceived, this, &PanelClient::onText);
@@ -32,28 +31,20 @@ void PanelClient::open(quint16 port, const QString& run, const QString& task, co
 
 quint64 PanelClient::sendKey(quint16 scancode, bool down) {
   const quint64 seq = ++m_seq;
-  sendJson(QJsonObject{{QStringLiteral("type"), QStringLiteral("key")},
-                       {QStringLiteral("seq"), qint64(seq)},
-                       {QStringLiteral("scancode"), scancode},
-                       {QStringLiteral("down"), down}});
+  send(panel::key(seq, scancode, down));
   ++m_counts.sent;
   return seq;
 }
 
 quint64 PanelClient::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
   const quint64 seq = ++m_seq;
-  sendJson(QJsonObject{{QStringLiteral("type"), QStringLiteral("pointer")},
-                       {QStringLiteral("seq"), qint64(seq)},
-                       {QStringLiteral("x"), x},
-                       {QStringLiteral("y"), y},
-                       {QStringLiteral("buttons"), buttons},
-                       {QStringLiteral("wheel"), wheel}});
+  send(panel::pointer(seq, x, y, buttons, wheel));
   ++m_counts.sent;
   return seq;
 }
 
 void PanelClient::sendLock() {
-  sendJson(QJsonObject{{QStringLiteral("type"), QStringLiteral("lock")}});
+  send(panel::lock());
 }
 
 void PanelClient::close() {
@@ -61,52 +52,50 @@ void PanelClient::close() {
     m_socket.close();
 }
 
-void PanelClient::sendJson(const QJsonObject& message) {
-  // The protocol wants the discriminator first; QJsonObject sorts its keys, so "type" is
-  // written by hand and the rest of the object follows it.
-  QJsonObject rest = message;
-  const QString type = rest.take(QStringLiteral("type")).toString();
-  QByteArray text = "{\"type\":\"" + type.toUtf8() + '"';
-  const QByteArray fields = QJsonDocument(rest).toJson(QJsonDocument::Compact);
-  if (fields.size() > 2)
-    text += ',' + fields.mid(1, fields.size() - 2);
-  text += '}';
+void PanelClient::send(QByteArray text) {
   m_socket.sendTextMessage(QString::fromUtf8(text));
   text.fill('\0'); // the hello carried the capability
 }
 
 void PanelClient::onText(const QString& text) {
-  const QJsonObject m = QJsonDocument::fromJson(text.toUtf8()).object();
-  const QString type = m.value(QStringLiteral("type")).toString();
-  if (type == QLatin1String("welcome")) {
-    m_welcome = m;
-    m_phases.append(m.value(QStringLiteral("phase")).toString());
-  } else if (type == QLatin1String("phase")) {
-    m_phases.append(m.value(QStringLiteral("phase")).toString());
-  } else if (type == QLatin1String("input_ack")) {
-    m_counts.acknowledged =
-        std::max(m_counts.acknowledged, quint64(m.value(QStringLiteral("upto")).toInteger()));
-  } else if (type == QLatin1String("input_refused")) {
+  // Read with the panel protocol's one reader: drift from the console is an error here too.
+  const QByteArray bytes = text.toUtf8();
+  const Outcome<panel::ConsoleMessage> parsed = panel::parseConsoleMessage(bytes);
+  if (!parsed.ok()) {
+    m_errors.append(refusalName(parsed.code()));
+    return;
+  }
+  const panel::ConsoleMessage& message = parsed.value();
+  if (const auto* w = std::get_if<panel::Welcome>(&message)) {
+    m_welcome = QJsonDocument::fromJson(bytes).object();
+    m_phases.append(w->phase);
+  } else if (const auto* p = std::get_if<panel::PhaseChange>(&message)) {
+    m_phases.append(p->phase);
+  } else if (const auto* a = std::get_if<panel::InputAck>(&message)) {
+    m_counts.acknowledged = std::max(m_counts.acknowledged, a->upto);
+  } else if (const auto* r = std::get_if<panel::InputRefused>(&message)) {
     ++m_counts.refused;
-    ++m_counts.refusedByCode[m.value(QStringLiteral("code")).toString()];
-  } else if (type == QLatin1String("drained")) {
-    m_counts.drainedUpto = quint64(m.value(QStringLiteral("upto")).toInteger());
-  } else if (type == QLatin1String("error")) {
-    m_errors.append(m.value(QStringLiteral("code")).toString());
-  } else if (type == QLatin1String("bye")) {
-    m_bye = m.value(QStringLiteral("reason")).toString();
+    ++m_counts.refusedByCode[r->code];
+  } else if (const auto* d = std::get_if<panel::Drained>(&message)) {
+    m_counts.drainedUpto = d->upto;
+  } else if (const auto* e = std::get_if<panel::ConsoleError>(&message)) {
+    m_errors.append(e->code);
+  } else if (const auto* b = std::get_if<panel::Bye>(&message)) {
+    m_bye = b->reason;
   }
 }
 
 void PanelClient::onBinary(const QByteArray& packet) {
-  // GCF1 header: magic u32 | frame u32 | …, little-endian. The frame is acknowledged at once:
-  // the demo shows nothing, and an unacknowledged panel would only get coalesced frames.
-  if (packet.size() < 8)
+  // Parsed with the one GCF1 reader (not decoded: the demo shows nothing) and acknowledged at
+  // once: an unacknowledged panel would only get coalesced frames.
+  const Outcome<FrameReader> frame = FrameReader::parse(packet);
+  const std::optional<quint32> id = frame.ok() ? frame->frameId() : FrameReader::peekFrameId(packet);
+  if (!frame.ok())
+    m_errors.append(refusalName(frame.code()));
+  if (!id)
     return;
   ++m_counts.frames;
-  const quint32 frame = qFromLittleEndian<quint32>(packet.constData() + 4);
-  sendJson(QJsonObject{{QStringLiteral("type"), QStringLiteral("frame_ack")},
-                       {QStringLiteral("frame"), qint64(frame)}});
+  send(panel::frameAck(*id));
 }
 
 } // namespace gc::tools

@@ -49,7 +49,7 @@ public:
 private:
   void onText(const QString& text);
   void onBinary(const QByteArray& packet);
-  void sendJson(const QJsonObject& message); // "type" must be one of our literals
+  void send(QByteArray text); // wipes `text` once sent
 
   QWebSocket m_socket;
   QString m_run, m_task;

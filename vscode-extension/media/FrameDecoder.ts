@@ -4,9 +4,11 @@
 // Atomic without a back buffer: every rectangle of a frame is decoded first; only then are
 // all of them drawn onto the visible canvas in ONE synchronous block. The browser renders
 // between tasks, never inside one, so the compositor only ever sees whole frames — and a
-// 3-glyph typing frame costs 3 small draws, not a copy of the whole desktop.
+// 3-glyph typing frame costs 3 small draws, not a copy of the whole desktop. A frame's COPY
+// records (a scroll sent as a move; the hello asked for them with 'copy_rect') are drawn in
+// the same block, first, from the canvas onto itself.
 
-import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_RECT_HEADER_BYTES, RectEncoding } from '../shared/protocol';
+import { FRAME_COPY_BYTES, FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_RECT_HEADER_BYTES, RectEncoding } from '../shared/protocol';
 
 export interface FrameRect {
   x: number;
@@ -17,10 +19,22 @@ export interface FrameRect {
   data: Uint8Array;
 }
 
+/** A COPY record: the canvas's (sx, sy, w, h) moves to (x, y), as through a temporary. */
+export interface FrameCopy {
+  sx: number;
+  sy: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
 export interface ParsedFrame {
   frame: number;
   width: number;
   height: number;
+  /** Applied first, in order (they precede every image record on the wire). */
+  copies: FrameCopy[];
   rects: FrameRect[];
 }
 
@@ -39,6 +53,7 @@ export function parseFrame(buffer: ArrayBuffer): ParsedFrame {
   const height = view.getUint16(10, true);
   const count = view.getUint16(12, true);
   const rects: FrameRect[] = [];
+  const copies: FrameCopy[] = [];
   let offset = FRAME_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     if (offset + FRAME_RECT_HEADER_BYTES > buffer.byteLength) {
@@ -54,11 +69,27 @@ export function parseFrame(buffer: ArrayBuffer): ParsedFrame {
     if (offset + length > buffer.byteLength) {
       throw new FrameFormatError('truncated rectangle data');
     }
-    if (encoding !== RectEncoding.Png && encoding !== RectEncoding.Jpeg) {
+    if (encoding !== RectEncoding.Png && encoding !== RectEncoding.Jpeg && encoding !== RectEncoding.Copy) {
       throw new FrameFormatError(`unknown rectangle encoding ${encoding}`);
     }
     if (w === 0 || h === 0 || x + w > width || y + h > height) {
       throw new FrameFormatError('rectangle outside the desktop');
+    }
+    if (encoding === RectEncoding.Copy) {
+      if (rects.length > 0) {
+        throw new FrameFormatError('a copy after an image');
+      }
+      if (length !== FRAME_COPY_BYTES) {
+        throw new FrameFormatError(`a copy of ${length} bytes`);
+      }
+      const sx = view.getUint16(offset, true);
+      const sy = view.getUint16(offset + 2, true);
+      if (sx + w > width || sy + h > height) {
+        throw new FrameFormatError('copy source outside the desktop');
+      }
+      copies.push({ sx, sy, x, y, w, h });
+      offset += length;
+      continue;
     }
     rects.push({ x, y, w, h, encoding, data: new Uint8Array(buffer, offset, length) });
     offset += length;
@@ -66,7 +97,7 @@ export function parseFrame(buffer: ArrayBuffer): ParsedFrame {
   if (offset !== buffer.byteLength) {
     throw new FrameFormatError('trailing bytes after the last rectangle');
   }
-  return { frame, width, height, rects };
+  return { frame, width, height, copies, rects };
 }
 
 /** The frame id of a packet whose header is readable (magic and id present), else undefined. */
@@ -78,7 +109,7 @@ export function peekFrameId(buffer: ArrayBuffer): number | undefined {
   return view.getUint32(0, true) === FRAME_MAGIC ? view.getUint32(4, true) : undefined;
 }
 
-const MIME: Record<RectEncoding, string> = { [RectEncoding.Png]: 'image/png', [RectEncoding.Jpeg]: 'image/jpeg' };
+const MIME: Record<RectEncoding, string> = { [RectEncoding.Png]: 'image/png', [RectEncoding.Jpeg]: 'image/jpeg', [RectEncoding.Copy]: '' };
 
 /** A decoded rectangle: an ImageBitmap or a WebCodecs VideoFrame; closed once drawn. */
 export type Decoded = CanvasImageSource & { close(): void };
@@ -121,6 +152,7 @@ export interface DecodedFrame {
   frame: number;
   width: number;
   height: number;
+  copies: FrameCopy[];
   rects: Array<{ x: number; y: number; w: number; h: number }>;
   images: Decoded[];
 }
@@ -143,10 +175,14 @@ export async function decodeFrame(buffer: ArrayBuffer): Promise<DecodeResult> {
     return { kind: 'dropped', frame: parsed.frame, message: `cannot decode (${String(failed.reason)})` };
   }
   const rects = parsed.rects.map(({ x, y, w, h }) => ({ x, y, w, h }));
-  return { kind: 'decoded', decoded: { frame: parsed.frame, width: parsed.width, height: parsed.height, rects, images } };
+  return { kind: 'decoded', decoded: { frame: parsed.frame, width: parsed.width, height: parsed.height, copies: parsed.copies, rects, images } };
 }
 
-/** A canvas the renderer can size and draw on: the page's own, or an OffscreenCanvas. */
+/**
+ * A canvas the renderer can size and draw on: the page's own, or an OffscreenCanvas. It is
+ * also the source of its COPY records (drawImage from a canvas onto itself copies as through
+ * a temporary when the areas overlap, as the HTML spec requires).
+ */
 export interface RenderTarget {
   width: number;
   height: number;
@@ -167,6 +203,11 @@ export function drawFrame(target: RenderTarget, decoded: DecodedFrame): RenderRe
     const ctx = target.getContext('2d');
     if (!ctx) {
       throw new Error('no 2d context');
+    }
+    const source = target as unknown as CanvasImageSource;
+    for (const c of decoded.copies) {
+      // Every pixel of the canvas is opaque (PNG/JPEG of an RGB desktop): source-over copies.
+      ctx.drawImage(source, c.sx, c.sy, c.w, c.h, c.x, c.y, c.w, c.h);
     }
     decoded.rects.forEach((r, i) => {
       const image = decoded.images[i];

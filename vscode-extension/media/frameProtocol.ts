@@ -3,7 +3,7 @@
 // and draws (`canvas`, then `frame`), or it only decodes (`decode`) and hands the decoded
 // images back (transferred, no copy) for the page to draw.
 
-import type { Decoded } from './FrameDecoder';
+import type { Decoded, FrameCopy } from './FrameDecoder';
 
 export type ToFrameWorker =
   | { type: 'canvas'; canvas: OffscreenCanvas }
@@ -19,6 +19,7 @@ export type FromFrameWorker =
       frame: number;
       width: number;
       height: number;
+      copies: FrameCopy[];
       rects: Array<{ x: number; y: number; w: number; h: number }>;
       images: Decoded[];
     }

@@ -39,7 +39,7 @@ async function decode(buffer: ArrayBuffer): Promise<void> {
     result.decoded.images.forEach((image) => image.close());
   } else {
     const d = result.decoded;
-    scope.postMessage({ type: 'decoded', frame: d.frame, width: d.width, height: d.height, rects: d.rects, images: d.images }, d.images as unknown as Transferable[]);
+    scope.postMessage({ type: 'decoded', frame: d.frame, width: d.width, height: d.height, copies: d.copies, rects: d.rects, images: d.images }, d.images as unknown as Transferable[]);
   }
 }
 

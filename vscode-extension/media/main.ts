@@ -126,6 +126,8 @@ class PanelApp {
           capability: info.capability,
           client: { kind: 'vscode-webview', version: info.clientVersion },
           panel: info.panel,
+          // The presenter applies COPY records from its own canvas (FrameDecoder.drawFrame).
+          features: ['copy_rect'],
         }),
       );
       info.capability = '';

@@ -64,7 +64,11 @@ export interface HelloMessage {
   capability: string;
   client: { kind: string; version: string };
   panel?: PanelMetadata;
+  /** Frame features the panel applies; the console sends COPY records only for 'copy_rect'. */
+  features?: PanelFeature[];
 }
+export type PanelFeature = 'copy_rect';
+export const PANEL_FEATURES: readonly PanelFeature[] = ['copy_rect'];
 export interface PanelMetadata {
   title: string;
   [key: string]: unknown;
@@ -160,14 +164,14 @@ export type ConsoleToPanelMessage =
 // Field kinds as the JSON spells them. The tables below are checked by the compiler
 // against the interfaces (every field listed, no extra) and by the sync test against
 // the JSON (same messages, same fields, same kinds).
-export type FieldKind = 'string' | 'hex64' | 'object' | 'object?' | 'uint' | 'int' | 'bool' | 'phase' | 'refusal';
+export type FieldKind = 'string' | 'string[]?' | 'hex64' | 'object' | 'object?' | 'uint' | 'int' | 'bool' | 'phase' | 'refusal';
 export type FieldSpec = FieldKind | { readonly [field: string]: FieldSpec };
 type SchemaOf<U extends { type: string }> = {
   readonly [K in U['type']]: { readonly [F in Exclude<keyof Extract<U, { type: K }>, 'type'>]-?: FieldSpec };
 };
 
 export const PANEL_TO_CONSOLE_SCHEMA: SchemaOf<PanelToConsoleMessage> = {
-  hello: { run: 'string', task: 'string', capability: 'hex64', client: { kind: 'string', version: 'string' }, panel: 'object?' },
+  hello: { run: 'string', task: 'string', capability: 'hex64', client: { kind: 'string', version: 'string' }, panel: 'object?', features: 'string[]?' },
   key: { seq: 'uint', scancode: 'uint', down: 'bool' },
   pointer: { seq: 'uint', x: 'uint', y: 'uint', buttons: 'uint', wheel: 'int' },
   frame_ack: { frame: 'uint' },
@@ -223,8 +227,15 @@ export const FRAME_RECT_HEADER_BYTES = 13;
 export const enum RectEncoding {
   Png = 1,
   Jpeg = 2,
+  Copy = 3,
 }
-export const RECT_ENCODINGS = { png: RectEncoding.Png, jpeg: RectEncoding.Jpeg } as const;
+export const RECT_ENCODINGS = { png: RectEncoding.Png, jpeg: RectEncoding.Jpeg, copy: RectEncoding.Copy } as const;
+/** A COPY record's body: the source's top-left (the record's x, y, w, h is the destination). */
+export const FRAME_COPY_LAYOUT: ReadonlyArray<readonly [string, BinaryFieldType]> = [
+  ['sx', 'u16'],
+  ['sy', 'u16'],
+];
+export const FRAME_COPY_BYTES = 4;
 
 // ---------------------------------------------------------------------------
 // Control channel of `guest-console open` (JSON lines on the child's stdio). Source of

@@ -1,12 +1,17 @@
 // The frame pipeline, end to end: packets are decoded by an independent GCF1 decoder (below)
-// onto a canvas, which must equal the source exactly on the lossless path.
+// onto a canvas, which must equal the source exactly on the lossless path. The one C++ reader
+// (FrameReader) is held to hostile packets here, and copy records (issue 27.5: a scroll sent
+// as a move) are read back with it, since the independent decoder predates them.
 #include "bridge/frames/DamageMask.h"
 #include "bridge/frames/FrameEncoder.h"
 #include "bridge/frames/FramePacket.h"
 #include "bridge/frames/FramePipeline.h"
+#include "bridge/frames/FrameReader.h"
+#include "bridge/frames/MoveSearch.h"
 #include "privacy/SecureZero.h"
 #include "tests/bench/SyntheticDesktop.h"
 
+#include <QBuffer>
 #include <QSignalSpy>
 #include <QTest>
 #include <QtEndian>
@@ -177,6 +182,70 @@ bool allZero(const uchar* data, qsizetype size) {
   return true;
 }
 
+// Applies a packet with the one reader, as the viewer does; false (and a warning) if refused.
+bool read(QImage& canvas, const QByteArray& bytes, int* copies = nullptr) {
+  const Outcome<FrameReader> frame = FrameReader::parse(bytes);
+  if (!frame.ok()) {
+    qWarning() << "packet refused:" << frame.failure().message;
+    return false;
+  }
+  Outcome<QImage> next = frame->apply(canvas);
+  if (!next.ok()) {
+    qWarning() << "packet does not apply:" << next.failure().message;
+    return false;
+  }
+  canvas = std::move(next).value();
+  if (copies != nullptr) {
+    *copies = frame->copyCount();
+  }
+  return true;
+}
+
+// A GCF1 packet written by hand: header, then records given as raw bytes.
+QByteArray handPacket(quint16 width, quint16 height, quint16 count, const QByteArray& body,
+                      quint32 magic = 0x31464347U) {
+  QByteArray out(14, '\0');
+  qToLittleEndian<quint32>(magic, out.data());
+  qToLittleEndian<quint32>(5, out.data() + 4);
+  qToLittleEndian<quint16>(width, out.data() + 8);
+  qToLittleEndian<quint16>(height, out.data() + 10);
+  qToLittleEndian<quint16>(count, out.data() + 12);
+  return out + body;
+}
+
+QByteArray record(quint16 x, quint16 y, quint16 w, quint16 h, quint8 encoding, const QByteArray& data,
+                  qint64 declared = -1) {
+  QByteArray out(13, '\0');
+  qToLittleEndian<quint16>(x, out.data());
+  qToLittleEndian<quint16>(y, out.data() + 2);
+  qToLittleEndian<quint16>(w, out.data() + 4);
+  qToLittleEndian<quint16>(h, out.data() + 6);
+  out[8] = char(encoding);
+  qToLittleEndian<quint32>(quint32(declared < 0 ? data.size() : declared), out.data() + 9);
+  return out + data;
+}
+
+QByteArray copyBody(quint16 sx, quint16 sy) {
+  QByteArray out(4, '\0');
+  qToLittleEndian<quint16>(sx, out.data());
+  qToLittleEndian<quint16>(sy, out.data() + 2);
+  return out;
+}
+
+QByteArray pngOf(const QImage& image) {
+  QByteArray out;
+  QBuffer buffer(&out);
+  buffer.open(QIODevice::WriteOnly);
+  image.save(&buffer, "PNG");
+  return out;
+}
+
+FrameEncoder::Settings pngOnly() {
+  FrameEncoder::Settings s;
+  s.policy.minLossyArea = qint64(1) << 40; // never lossy: every canvas must be exact
+  return s;
+}
+
 } // namespace
 
 class tst_FramePipeline : public QObject {
@@ -204,6 +273,20 @@ private slots:
   void lossyAreasAreRefinedLosslesslyWhenQuiet();
   void pathologicalInputStaysCorrect_data();
   void pathologicalInputStaysCorrect();
+  // The one reader and copy records (issues 28.1, 27.5).
+  void readerTakesWhatTheWriterWrites();
+  void readerRefusesHostilePackets_data();
+  void readerRefusesHostilePackets();
+  void copiesApplyAsThroughATemporary_data();
+  void copiesApplyAsThroughATemporary();
+  void writerPutsCopiesBeforeImagesOnly();
+  void scrollIsSentAsACopyAndTheNewRows_data();
+  void scrollIsSentAsACopyAndTheNewRows();
+  void aPanelWithoutCopyRectGetsNoCopies();
+  void movedLossyTilesAreRefinedToo();
+  void moveSearchFindsNothingInNoise();
+  void pipelineSendsCopiesOnlyOnceAllowed();
+  void guestMovesAreSentWhenTheFrameShowsThem();
 };
 
 void tst_FramePipeline::headerFollowsTheProtocolLayout() {
@@ -650,6 +733,312 @@ void tst_FramePipeline::pathologicalInputStaysCorrect() {
   }
   QTRY_VERIFY(!pipeline.isEncoding());
   QTRY_COMPARE(differingPixels(canvas, frame), 0);
+}
+
+void tst_FramePipeline::readerTakesWhatTheWriterWrites() {
+  const QImage red = synthetic::noise(QSize(8, 4), 3);
+  FramePacket packet(42, QSize(64, 32));
+  QVERIFY(packet.addCopy(QRect(0, 8, 64, 24), QPoint(0, 0)));
+  QVERIFY(packet.beginRect(QRect(10, 28, 8, 4), Encoding::Png));
+  packet.data().append(pngOf(red));
+  packet.finishRect();
+  const QByteArray bytes = packet.take();
+  const Outcome<FrameReader> frame = FrameReader::parse(bytes);
+  QVERIFY2(frame.ok(), qPrintable(frame.ok() ? QString() : frame.failure().message));
+  QCOMPARE(frame->frameId(), 42U);
+  QCOMPARE(frame->desktopSize(), QSize(64, 32));
+  QCOMPARE(frame->rects().size(), 2);
+  QCOMPARE(frame->copyCount(), 1);
+  QVERIFY(frame->rects().at(0).isCopy());
+  QCOMPARE(frame->rects().at(0).sourceArea(), QRect(0, 8, 64, 24));
+  QCOMPARE(frame->rects().at(0).area, QRect(0, 0, 64, 24));
+  QCOMPARE(frame->rects().at(1).encoding, Encoding::Png);
+  // Applied: the canvas moved up 8 rows, then the image painted over it.
+  const QImage before = synthetic::noise(QSize(64, 32), 9);
+  const Outcome<QImage> after = frame->apply(before);
+  QVERIFY(after.ok());
+  QCOMPARE(differingPixels(after->copy(0, 0, 64, 24), before.copy(0, 8, 64, 24)), 0);
+  QCOMPARE(differingPixels(after->copy(10, 28, 8, 4), red), 0);
+  QCOMPARE(FrameReader::peekFrameId(bytes), std::optional<quint32>(42));
+  QCOMPARE(FrameReader::peekFrameId(bytes.left(7)), std::nullopt);
+}
+
+// Issue 28.1: every bad packet is refused (PROTOCOL_MALFORMED), none is half-read.
+void tst_FramePipeline::readerRefusesHostilePackets_data() {
+  QTest::addColumn<QByteArray>("packet");
+  const QByteArray png = pngOf(synthetic::noise(QSize(2, 2), 1));
+  const QByteArray good = record(0, 0, 2, 2, 1, png);
+  QTest::newRow("empty") << QByteArray();
+  QTest::newRow("short header") << handPacket(8, 8, 0, {}).left(13);
+  QTest::newRow("bad magic") << handPacket(8, 8, 0, {}, 0x31464348U);
+  QTest::newRow("empty desktop") << handPacket(0, 8, 0, {});
+  QTest::newRow("count beyond the packet") << handPacket(8, 8, 0xffff, good);
+  QTest::newRow("truncated record header") << handPacket(8, 8, 2, good + good.left(12));
+  QTest::newRow("zero-sized rect") << handPacket(8, 8, 1, record(0, 0, 0, 2, 1, png));
+  QTest::newRow("rect past the right edge") << handPacket(8, 8, 1, record(7, 0, 2, 2, 1, png));
+  QTest::newRow("rect wrapping u16") << handPacket(8, 8, 1, record(0xffff, 0, 2, 2, 1, png));
+  QTest::newRow("unknown encoding") << handPacket(8, 8, 1, record(0, 0, 2, 2, 9, png));
+  QTest::newRow("encoding zero") << handPacket(8, 8, 1, record(0, 0, 2, 2, 0, png));
+  QTest::newRow("length beyond the packet")
+      << handPacket(8, 8, 1, record(0, 0, 2, 2, 1, png, png.size() + 1));
+  QTest::newRow("length 4 GiB") << handPacket(8, 8, 1, record(0, 0, 2, 2, 1, png, 0xffffffffLL));
+  QTest::newRow("trailing bytes") << handPacket(8, 8, 1, good + "x");
+  QTest::newRow("fewer records than declared") << handPacket(8, 8, 2, good);
+  QTest::newRow("copy after an image") << handPacket(8, 8, 2, good + record(0, 0, 2, 2, 3, copyBody(2, 2)));
+  QTest::newRow("copy of 0 bytes") << handPacket(8, 8, 1, record(0, 0, 2, 2, 3, {}));
+  QTest::newRow("copy of 5 bytes") << handPacket(8, 8, 1, record(0, 0, 2, 2, 3, copyBody(2, 2) + "x"));
+  QTest::newRow("copy source past the edge") << handPacket(8, 8, 1, record(0, 0, 2, 2, 3, copyBody(7, 0)));
+  QTest::newRow("copy source wrapping u16")
+      << handPacket(8, 8, 1, record(0, 0, 2, 2, 3, copyBody(0xffff, 0xffff)));
+  QTest::newRow("copy destination past the edge")
+      << handPacket(8, 8, 1, record(7, 7, 2, 2, 3, copyBody(0, 0)));
+  QTest::newRow("copy cut short") << handPacket(8, 8, 1, record(0, 0, 2, 2, 3, copyBody(1, 1)).left(15));
+}
+
+void tst_FramePipeline::readerRefusesHostilePackets() {
+  QFETCH(QByteArray, packet);
+  const Outcome<FrameReader> frame = FrameReader::parse(packet);
+  QVERIFY(!frame.ok());
+  QCOMPARE(frame.code(), Refusal::ProtocolMalformed);
+  QVERIFY(!frame.failure().message.isEmpty());
+}
+
+void tst_FramePipeline::copiesApplyAsThroughATemporary_data() {
+  QTest::addColumn<QRect>("from");
+  QTest::addColumn<QPoint>("to");
+  QTest::newRow("up by 3, overlapping") << QRect(0, 3, 40, 27) << QPoint(0, 0);
+  QTest::newRow("down by 5, overlapping") << QRect(0, 0, 40, 25) << QPoint(0, 5);
+  QTest::newRow("right by 1, overlapping") << QRect(0, 0, 39, 30) << QPoint(1, 0);
+  QTest::newRow("left and up") << QRect(7, 9, 20, 20) << QPoint(2, 1);
+  QTest::newRow("disjoint") << QRect(0, 0, 10, 10) << QPoint(30, 20);
+  QTest::newRow("onto itself") << QRect(5, 5, 10, 10) << QPoint(5, 5);
+}
+
+void tst_FramePipeline::copiesApplyAsThroughATemporary() {
+  QFETCH(QRect, from);
+  QFETCH(QPoint, to);
+  const QImage before = synthetic::noise(QSize(40, 30), 4);
+  FrameRecord copy;
+  copy.encoding = Encoding::Copy;
+  copy.source = from.topLeft();
+  copy.area = QRect(to, from.size());
+  QImage canvas = before.copy();
+  FrameReader::applyCopy(canvas, copy);
+  // The oracle: through an explicit temporary.
+  QImage expected = before.copy();
+  const QImage temporary = before.copy(from);
+  for (int y = 0; y < from.height(); ++y)
+    std::memcpy(expected.scanLine(to.y() + y) + to.x() * 4, temporary.constScanLine(y),
+                size_t(from.width()) * 4);
+  QCOMPARE(differingPixels(canvas, expected), 0);
+  // A shared canvas is detached, never written under its other holder.
+  QImage shared = before;
+  FrameReader::applyCopy(shared, copy);
+  QCOMPARE(differingPixels(shared, expected), 0);
+  QCOMPARE(differingPixels(before, synthetic::noise(QSize(40, 30), 4)), 0);
+}
+
+void tst_FramePipeline::writerPutsCopiesBeforeImagesOnly() {
+  FramePacket packet(1, QSize(64, 64));
+  QVERIFY(packet.addCopy(QRect(0, 1, 64, 63), QPoint(0, 0)));
+  QVERIFY(!packet.addCopy(QRect(0, 0, 0, 4), QPoint(0, 0)));      // empty
+  QVERIFY(!packet.addCopy(QRect(-1, 0, 4, 4), QPoint(0, 0)));     // off the wire types
+  QVERIFY(!packet.addCopy(QRect(0, 0, 4, 4), QPoint(0xfffe, 0))); // destination wraps u16
+  QVERIFY(packet.beginRect(QRect(0, 63, 64, 1), Encoding::Png));
+  packet.data().append(pngOf(synthetic::noise(QSize(64, 1), 2)));
+  packet.finishRect();
+  QVERIFY(!packet.addCopy(QRect(0, 1, 64, 63), QPoint(0, 0)));   // after an image: refused
+  QVERIFY(!packet.beginRect(QRect(0, 0, 4, 4), Encoding::Copy)); // copies only through addCopy
+  QCOMPARE(packet.rectCount(), 2);
+  QVERIFY(FrameReader::parse(packet.take()).ok());
+}
+
+// Issue 27.5: a scroll that reaches the console as damage goes out as a copy plus the rows
+// scrolled in, and the panel's canvas equals the desktop exactly after every frame.
+void tst_FramePipeline::scrollIsSentAsACopyAndTheNewRows_data() {
+  QTest::addColumn<int>("step");    // pixels per frame; negative: the page moves down
+  QTest::addColumn<int>("sidebar"); // static columns on the left that do not scroll
+  QTest::newRow("up 4 px a frame, whole width") << 4 << 0;
+  QTest::newRow("up 10 px a frame, whole width") << 10 << 0;
+  QTest::newRow("down 6 px a frame") << -6 << 0;
+  QTest::newRow("up 4 px beside a static sidebar") << 4 << 200;
+}
+
+void tst_FramePipeline::scrollIsSentAsACopyAndTheNewRows() {
+  QFETCH(int, step);
+  QFETCH(int, sidebar);
+  const QSize size(960, 540);
+  constexpr int kFrames = 8;
+  const QImage tall =
+      synthetic::textPage(QSize(size.width() - sidebar, size.height() + kFrames * std::abs(step)));
+  const QImage side = synthetic::noise(QSize(qMax(1, sidebar), size.height()), 77);
+  const auto frameAt = [&](int i) {
+    QImage f(size, QImage::Format_RGB32);
+    const int offset = step > 0 ? i * step : (kFrames - i) * -step;
+    const QImage page = tall.copy(0, offset, size.width() - sidebar, size.height());
+    for (int y = 0; y < size.height(); ++y) {
+      if (sidebar > 0)
+        std::memcpy(f.scanLine(y), side.constScanLine(y), size_t(sidebar) * 4);
+      std::memcpy(f.scanLine(y) + size_t(sidebar) * 4, page.constScanLine(y), size_t(page.width()) * 4);
+    }
+    return f;
+  };
+  const QRect dirty(sidebar, 0, size.width() - sidebar, size.height());
+  qint64 bytes[2] = {0, 0};
+  for (const bool copies : {false, true}) {
+    FrameEncoder encoder(pngOnly());
+    QImage canvas;
+    QVERIFY(read(canvas, encoder.encode(job(frameAt(0), {}, 1, true)).packet));
+    int copied = 0;
+    for (int i = 1; i <= kFrames; ++i) {
+      const QImage frame = frameAt(i);
+      FrameJob j = job(frame, {dirty}, quint32(i + 1));
+      j.copies = copies;
+      const FrameResult result = encoder.encode(j);
+      int n = 0;
+      QVERIFY(read(canvas, result.packet, &n));
+      QCOMPARE(n, result.copyRects);
+      copied += n;
+      bytes[copies ? 1 : 0] += result.packet.size();
+      QCOMPARE(differingPixels(canvas, frame), 0);
+    }
+    QCOMPARE(copied > 0, copies);
+    if (copies) {
+      QVERIFY2(copied >= kFrames, qPrintable(QString::number(copied))); // every frame moved
+    }
+  }
+  qInfo("scroll %d px, sidebar %d: %lld bytes/frame as pixels, %lld as copy + new rows", step, sidebar,
+        bytes[0] / kFrames, bytes[1] / kFrames);
+  QVERIFY2(bytes[1] * 4 < bytes[0], qPrintable(QStringLiteral("%1 vs %2").arg(bytes[1]).arg(bytes[0])));
+}
+
+void tst_FramePipeline::aPanelWithoutCopyRectGetsNoCopies() {
+  const QImage tall = synthetic::textPage(QSize(640, 520));
+  FrameEncoder encoder;
+  QImage canvas;
+  QVERIFY(apply(canvas, encoder.encode(job(tall.copy(0, 0, 640, 480), {}, 1, true)).packet));
+  const QImage next = tall.copy(0, 8, 640, 480);
+  const FrameResult result = encoder.encode(job(next, {QRect(0, 0, 640, 480)}, 2)); // copies off
+  QCOMPARE(result.copyRects, 0);
+  // The old panel's decoder (which knows no copy record) reads it whole.
+  DecodedPacket p;
+  QVERIFY(apply(canvas, result.packet, &p));
+  for (const DecodedRect& r : p.rects)
+    QVERIFY(r.encoding == 1 || r.encoding == 2);
+}
+
+void tst_FramePipeline::movedLossyTilesAreRefinedToo() {
+  TileMap tiles;
+  tiles.resize(QSize(256, 256));
+  tiles.setLossy(1, 2, true); // pixels (64..127, 128..191) are JPEG on the panel
+  tiles.setLossy(3, 0, true); // covered wholly by exact pixels below: becomes exact
+  // Everything moves up 100 rows: the lossy tile's pixels land in rows 28..91.
+  tiles.moveLossy(QRect(0, 100, 256, 156), QPoint(0, 0));
+  QVERIFY(tiles.isLossy(1, 0));
+  QVERIFY(tiles.isLossy(1, 1));
+  QVERIFY(!tiles.isLossy(0, 0));
+  QVERIFY(!tiles.isLossy(3, 0));
+  QVERIFY(!tiles.isLossy(1, 3)); // below the destination: untouched, was exact
+}
+
+void tst_FramePipeline::moveSearchFindsNothingInNoise() {
+  MoveSearch search;
+  const QImage a = synthetic::noise(QSize(640, 480), 1);
+  const QImage b = synthetic::noise(QSize(640, 480), 2);
+  QVERIFY(search.search(b, a, all(a)).isEmpty());
+  QVERIFY(search.search(a, a, all(a)).isEmpty());               // nothing changed: nothing moved
+  QVERIFY(search.search(a, a, QRect(0, 0, 640, 20)).isEmpty()); // too small to be worth it
+  // A page moved 12 rows up is found as one move of every row that stayed on screen.
+  const QImage tall = synthetic::textPage(QSize(640, 492));
+  const QList<Move> moves = search.search(tall.copy(0, 12, 640, 480), tall.copy(0, 0, 640, 480), all(a));
+  QVERIFY(!moves.isEmpty());
+  QCOMPARE(moves.first().from.top() - moves.first().to.y(), 12);
+  QVERIFY(search.bytesHeld() > 0);
+  search.release();
+  QCOMPARE(search.bytesHeld(), 0);
+}
+
+void tst_FramePipeline::pipelineSendsCopiesOnlyOnceAllowed() {
+  FramePipeline pipeline;
+  QImage canvas;
+  int packets = 0;
+  int copies = 0;
+  connect(&pipeline, &FramePipeline::packetReady, this, [&](const QByteArray& packet, quint32 id) {
+    ++packets;
+    int n = 0;
+    QVERIFY(read(canvas, packet, &n));
+    copies += n;
+    pipeline.acknowledge(id);
+  });
+  const QImage tall = synthetic::textPage(QSize(800, 640));
+  const QRect desktop(0, 0, 800, 600);
+  pipeline.submit(tall.copy(desktop), {desktop});
+  QTRY_COMPARE(packets, 1);
+  pipeline.submit(tall.copy(desktop.translated(0, 4)), {desktop});
+  QTRY_COMPARE(packets, 2);
+  QCOMPARE(copies, 0); // the panel did not say it takes copies
+  pipeline.setCopyRects(true);
+  const QImage last = tall.copy(desktop.translated(0, 8));
+  pipeline.submit(last, {desktop});
+  QTRY_COMPARE(packets, 3);
+  QCOMPARE(copies, 1);
+  QTRY_VERIFY(!pipeline.isEncoding());
+  QTRY_COMPARE(differingPixels(canvas, last), 0);
+}
+
+// Issue 27.5 step 3: the guest's own moves (SurfaceToSurface) go out as copies, even one the
+// search would not look for (sideways), and a move the frame does not show is not trusted.
+void tst_FramePipeline::guestMovesAreSentWhenTheFrameShowsThem() {
+  const QSize size(640, 480);
+  const QImage before = synthetic::textPage(size);
+  // The guest moved the area (0,0 400x300) 37 px right and 5 down, then painted nothing else.
+  QImage after = before.copy();
+  {
+    FrameRecord move;
+    move.encoding = Encoding::Copy;
+    move.source = QPoint(0, 0);
+    move.area = QRect(37, 5, 400, 300);
+    FrameReader::applyCopy(after, move);
+  }
+  const Move real{QRect(0, 0, 400, 300), QPoint(37, 5)};
+  const Move bogus{QRect(200, 100, 400, 300), QPoint(0, 0)}; // a hostile or stale hint
+  for (const bool honest : {true, false}) {
+    FrameEncoder encoder(pngOnly());
+    QImage canvas;
+    QVERIFY(read(canvas, encoder.encode(job(before, {}, 1, true)).packet));
+    FrameJob j = job(after, {QRect(37, 5, 400, 300)}, 2);
+    j.copies = true;
+    j.guestMoves = {honest ? real : bogus};
+    const FrameResult result = encoder.encode(j);
+    int copies = 0;
+    QVERIFY(read(canvas, result.packet, &copies));
+    QCOMPARE(differingPixels(canvas, after), 0);
+    QCOMPARE(copies, honest ? 1 : 0);
+    if (honest) {
+      QVERIFY2(result.packet.size() < 8 * 1024, qPrintable(QString::number(result.packet.size())));
+    }
+  }
+  // Through the pipeline, as the console hands them on (RdpReader::guestMoves()).
+  FramePipeline pipeline;
+  QImage canvas;
+  int packets = 0;
+  int copies = 0;
+  connect(&pipeline, &FramePipeline::packetReady, this, [&](const QByteArray& packet, quint32 id) {
+    ++packets;
+    int n = 0;
+    QVERIFY(read(canvas, packet, &n));
+    copies += n;
+    pipeline.acknowledge(id);
+  });
+  pipeline.setCopyRects(true);
+  pipeline.submit(before, {all(before)});
+  QTRY_COMPARE(packets, 1);
+  pipeline.noteGuestMoves({{real.from, real.to}});
+  pipeline.submit(after, {QRect(37, 5, 400, 300)});
+  QTRY_COMPARE(packets, 2);
+  QCOMPARE(copies, 1);
+  QTRY_VERIFY(!pipeline.isEncoding());
+  QTRY_COMPARE(differingPixels(canvas, after), 0);
 }
 
 QTEST_MAIN(tst_FramePipeline)

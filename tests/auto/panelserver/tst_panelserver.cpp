@@ -219,6 +219,48 @@ private slots:
     QVERIFY(rig.server->hasPanel());
   }
 
+  // Issue 27.5: the hello says which frame features the panel applies; the shape is strict,
+  // names the console does not know are ignored (a newer panel, an older console).
+  void readsHelloFeatures_data() {
+    QTest::addColumn<QString>("features"); // the JSON after "features":, or empty for none
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<bool>("copyRect");
+    QTest::newRow("absent") << QString() << true << false;
+    QTest::newRow("copy_rect") << QStringLiteral("[\"copy_rect\"]") << true << true;
+    QTest::newRow("empty") << QStringLiteral("[]") << true << false;
+    QTest::newRow("unknown names ignored") << QStringLiteral("[\"zoom\",\"copy_rect\"]") << true << true;
+    QTest::newRow("not an array") << QStringLiteral("\"copy_rect\"") << false << false;
+    QTest::newRow("a number") << QStringLiteral("[1]") << false << false;
+    QTest::newRow("uppercase") << QStringLiteral("[\"COPY_RECT\"]") << false << false;
+    QTest::newRow("too long a name") << QStringLiteral("[\"%1\"]").arg(QString(33, QLatin1Char('a'))) << false
+                                     << false;
+    QTest::newRow("too many") << QStringLiteral("[%1\"a\"]").arg(QStringLiteral("\"a\",").repeated(16))
+                              << false << false;
+  }
+  void readsHelloFeatures() {
+    QFETCH(QString, features);
+    QFETCH(bool, ok);
+    QFETCH(bool, copyRect);
+    const PanelPolicy p = makePolicy();
+    const QString text =
+        helloFor(p, {}, {}, features.isEmpty() ? QString() : QStringLiteral(",\"features\":") + features);
+    const Outcome<panel::Message> m = panel::parse(text.toUtf8());
+    QCOMPARE(m.ok(), ok);
+    if (!ok) {
+      QCOMPARE(m.code(), Refusal::ProtocolMalformed);
+      return;
+    }
+    QCOMPARE(std::get<panel::Hello>(m.value()).copyRect, copyRect);
+    // What the C++ panels write parses back to the same.
+    panel::HelloFields fields{
+        p.run, p.task, p.capability.toHex(), QStringLiteral("test"), QStringLiteral("1"), {}, {}};
+    if (copyRect)
+      fields.features = {QString::fromLatin1(panel::kFeatureCopyRect)};
+    const Outcome<panel::Message> written = panel::parse(panel::hello(fields));
+    QVERIFY(written.ok());
+    QCOMPARE(std::get<panel::Hello>(written.value()).copyRect, copyRect);
+  }
+
   void refusesBadHello_data() {
     QTest::addColumn<QString>("first");
     QTest::addColumn<QString>("code");

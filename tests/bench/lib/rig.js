@@ -88,7 +88,9 @@ class Rig {
     await c.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'closed', 30000);
     if (!withPanel) return { console: c, panel: null, pid: c.pid, run: ready.run, ready };
     const panel = this.proc(this.bin.panel, ['--port', String(ready.panel.port), '--run', ready.run, '--task', ready.task]);
-    panel.send({ capability: ready.panel.capability });
+    // GC_BENCH_COPY_RECT=0: a panel that does not take GCF1 copy records (the stream before
+    // issue 27.5), to measure both on the same workload.
+    panel.send({ capability: ready.panel.capability, copy_rect: process.env.GC_BENCH_COPY_RECT !== '0' });
     const welcome = await panel.waitFor((e) => e.event === 'welcome' || e.event === 'error' || e.event === 'disconnected', 10000);
     if (welcome.event !== 'welcome') throw new Error(`panel refused: ${JSON.stringify(welcome)}`);
     const session = { console: c, panel, pid: c.pid, run: ready.run, welcome };

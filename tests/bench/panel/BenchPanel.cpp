@@ -1,11 +1,13 @@
 #include "tests/bench/panel/BenchPanel.h"
 
+#include "bridge/frames/FrameReader.h"
+#include "bridge/panel/PanelMessage.h"
+
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPainter>
 #include <QUrl>
-#include <QtEndian>
 
 #include <algorithm>
 #include <cstdio>
@@ -96,14 +98,16 @@ void BenchPanel::onCommand(const QJsonObject& c) {
   if (!m_started) {
     // Line 1: the capability (a secret: stdin only, never argv). It goes out in hello.
     m_started = true;
-    const QString capability = c.value(QStringLiteral("capability")).toString();
-    QObject::connect(&m_socket, &QWebSocket::connected, [this, capability] {
-      sendJson("hello",
-               {{QStringLiteral("run"), m_run},
-                {QStringLiteral("task"), m_task},
-                {QStringLiteral("capability"), capability},
-                {QStringLiteral("client"), QJsonObject{{QStringLiteral("kind"), QStringLiteral("bench")},
-                                                       {QStringLiteral("version"), QStringLiteral("1")}}}});
+    const QByteArray capability = c.value(QStringLiteral("capability")).toString().toLatin1();
+    // Copy records unless the orchestrator asks for the old stream ("copy_rect": false), to
+    // measure both on the same workload.
+    const bool copyRect = c.value(QStringLiteral("copy_rect")).toBool(true);
+    QObject::connect(&m_socket, &QWebSocket::connected, [this, capability, copyRect] {
+      panel::HelloFields hello{m_run, m_task, capability, QStringLiteral("bench"), QStringLiteral("1"),
+                               {},    {}};
+      if (copyRect)
+        hello.features = QStringList{QString::fromLatin1(panel::kFeatureCopyRect)};
+      send(panel::hello(hello));
     });
     m_socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(m_port)));
     return;
@@ -111,9 +115,8 @@ void BenchPanel::onCommand(const QJsonObject& c) {
   if (cmd == QLatin1String("key")) {
     const quint64 seq = ++m_seq;
     const int64_t t = nowNs();
-    sendJson("key", {{QStringLiteral("seq"), qint64(seq)},
-                     {QStringLiteral("scancode"), c.value(QStringLiteral("scancode")).toInt()},
-                     {QStringLiteral("down"), c.value(QStringLiteral("down")).toBool()}});
+    send(panel::key(seq, quint16(c.value(QStringLiteral("scancode")).toInt()),
+                    c.value(QStringLiteral("down")).toBool()));
     emitEvent("sent", {{QStringLiteral("seq"), qint64(seq)}, {QStringLiteral("t_ns"), qint64(t)}});
   } else if (cmd == QLatin1String("pointer") || cmd == QLatin1String("burst")) {
     // burst: n pointer moves back to back (to fill the input queue before a lock).
@@ -125,11 +128,7 @@ void BenchPanel::onCommand(const QJsonObject& c) {
       t = nowNs();
       if (i == 0)
         first = t;
-      sendJson("pointer", {{QStringLiteral("seq"), qint64(seq)},
-                           {QStringLiteral("x"), x0 + (i % 200)},
-                           {QStringLiteral("y"), y},
-                           {QStringLiteral("buttons"), 0},
-                           {QStringLiteral("wheel"), 0}});
+      send(panel::pointer(seq, quint16(x0 + (i % 200)), quint16(y), 0, 0));
     }
     m_socket.flush();
     emitEvent("sent", {{QStringLiteral("seq"), qint64(m_seq)},
@@ -138,7 +137,7 @@ void BenchPanel::onCommand(const QJsonObject& c) {
                        {QStringLiteral("t_ns"), qint64(t)}});
   } else if (cmd == QLatin1String("lock")) {
     const int64_t t = nowNs();
-    sendJson("lock");
+    send(panel::lock());
     m_socket.flush();
     emitEvent("sent",
               {{QStringLiteral("what"), QStringLiteral("lock")}, {QStringLiteral("t_ns"), qint64(t)}});
@@ -169,6 +168,7 @@ void BenchPanel::onCommand(const QJsonObject& c) {
                               {QStringLiteral("rects"), qint64(m_stats.rects)},
                               {QStringLiteral("png_rects"), qint64(m_stats.pngRects)},
                               {QStringLiteral("jpeg_rects"), qint64(m_stats.jpegRects)},
+                              {QStringLiteral("copy_rects"), qint64(m_stats.copyRects)},
                               {QStringLiteral("binary_bytes"), qint64(m_stats.binaryBytes)},
                               {QStringLiteral("text_bytes"), qint64(m_stats.textBytes)},
                               {QStringLiteral("decode_ns"), qint64(m_stats.decodeNs)},
@@ -179,13 +179,19 @@ void BenchPanel::onCommand(const QJsonObject& c) {
     if (c.value(QStringLiteral("reset")).toBool())
       m_stats = Stats{};
   } else if (cmd == QLatin1String("close")) {
-    sendJson("close");
+    send(panel::close());
   }
 }
 
 void BenchPanel::onText(const QString& text) {
   const int64_t t = nowNs();
   m_stats.textBytes += quint64(text.toUtf8().size());
+  // Validated with the panel protocol's one reader; the orchestrator gets the fields.
+  if (const auto parsed = panel::parseConsoleMessage(text.toUtf8()); !parsed.ok()) {
+    emitEvent("bad_text",
+              {{QStringLiteral("error"), parsed.failure().message}, {QStringLiteral("t_ns"), qint64(t)}});
+    return;
+  }
   QJsonObject m = QJsonDocument::fromJson(text.toUtf8()).object();
   const QString type = m.value(QStringLiteral("type")).toString();
   if (type == QLatin1String("input_ack")) {
@@ -207,49 +213,52 @@ void BenchPanel::onText(const QString& text) {
 }
 
 void BenchPanel::onBinary(const QByteArray& packet) {
-  // GCF1: magic u32 | frame u32 | width u16 | height u16 | rects u16, then per rect
-  // x u16 | y u16 | w u16 | h u16 | encoding u8 | length u32 | bytes (little-endian).
+  // Read with the one GCF1 reader (bridge/frames/FrameReader.h); copies move pixels of the
+  // canvas, then every image rectangle is decoded and painted (protocol rule: all of a frame
+  // before it is "presented").
   const int64_t t0 = nowNs();
-  const auto* p = reinterpret_cast<const uchar*>(packet.constData());
   const qsizetype size = packet.size();
-  if (size < 14 || qFromLittleEndian<quint32>(p) != 0x31464347u) {
-    emitEvent("bad_frame", {{QStringLiteral("size"), qint64(size)}});
+  const Outcome<FrameReader> parsed = FrameReader::parse(packet);
+  if (!parsed.ok()) {
+    emitEvent("bad_frame",
+              {{QStringLiteral("size"), qint64(size)}, {QStringLiteral("error"), parsed.failure().message}});
+    if (const auto id = FrameReader::peekFrameId(packet); id && m_acking)
+      ack(*id);
     return;
   }
-  const quint32 frame = qFromLittleEndian<quint32>(p + 4);
-  const int width = qFromLittleEndian<quint16>(p + 8), height = qFromLittleEndian<quint16>(p + 10);
-  const int rects = qFromLittleEndian<quint16>(p + 12);
-  if (m_canvas.width() != width || m_canvas.height() != height) {
-    m_canvas = QImage(width, height, QImage::Format_RGB32);
+  const FrameReader& reader = parsed.value();
+  const quint32 frame = reader.frameId();
+  const int width = reader.desktopSize().width(), height = reader.desktopSize().height();
+  const int rects = int(reader.rects().size());
+  if (m_canvas.size() != reader.desktopSize()) {
+    m_canvas = QImage(reader.desktopSize(), QImage::Format_RGB32);
     m_canvas.fill(Qt::black);
   }
   int jpeg = 0;
+  const int copies = reader.copyCount();
   bool changed = false;
   {
-    // All rectangles are applied before the frame is "presented" (protocol rule).
-    QPainter painter(&m_canvas);
-    painter.setCompositionMode(QPainter::CompositionMode_Source);
-    qsizetype off = 14;
-    for (int i = 0; i < rects; ++i) {
-      if (off + 13 > size)
-        break;
-      const int x = qFromLittleEndian<quint16>(p + off), y = qFromLittleEndian<quint16>(p + off + 2);
-      const int encoding = p[off + 8];
-      const quint32 length = qFromLittleEndian<quint32>(p + off + 9);
-      off += 13;
-      if (off + qsizetype(length) > size)
-        break;
-      const QImage image = QImage::fromData(p + off, int(length), encoding == 2 ? "JPEG" : "PNG");
-      off += length;
-      if (image.isNull()) {
+    QPainter painter;
+    for (const FrameRecord& r : reader.rects()) {
+      if (r.isCopy()) {
+        changed = changed || r.area.topLeft() != r.source;
+        FrameReader::applyCopy(m_canvas, r);
+        continue;
+      }
+      const Outcome<QImage> image = reader.decode(r);
+      if (!image.ok()) {
         emitEvent("bad_rect",
-                  {{QStringLiteral("frame"), qint64(frame)}, {QStringLiteral("encoding"), encoding}});
+                  {{QStringLiteral("frame"), qint64(frame)}, {QStringLiteral("encoding"), int(r.encoding)}});
         continue;
       }
       if (!changed)
-        changed = differs(m_canvas, image, x, y);
-      painter.drawImage(x, y, image);
-      jpeg += encoding == 2 ? 1 : 0;
+        changed = differs(m_canvas, image.value(), r.area.x(), r.area.y());
+      if (!painter.isActive()) {
+        painter.begin(&m_canvas);
+        painter.setCompositionMode(QPainter::CompositionMode_Source);
+      }
+      painter.drawImage(r.area.topLeft(), image.value());
+      jpeg += r.encoding == Encoding::Jpeg ? 1 : 0;
     }
   }
   const int64_t t1 = nowNs();
@@ -257,7 +266,8 @@ void BenchPanel::onBinary(const QByteArray& packet) {
   m_stats.changedFrames += changed ? 1 : 0;
   m_stats.rects += quint64(rects);
   m_stats.jpegRects += quint64(jpeg);
-  m_stats.pngRects += quint64(rects - jpeg);
+  m_stats.copyRects += quint64(copies);
+  m_stats.pngRects += quint64(rects - jpeg - copies);
   m_stats.binaryBytes += quint64(size);
   m_stats.decodeNs += t1 - t0;
   if (m_stats.firstFrameNs == 0)
@@ -276,6 +286,7 @@ void BenchPanel::onBinary(const QByteArray& packet) {
                         {QStringLiteral("bytes"), qint64(size)},
                         {QStringLiteral("rects"), rects},
                         {QStringLiteral("jpeg"), jpeg},
+                        {QStringLiteral("copies"), copies},
                         {QStringLiteral("decode_ns"), qint64(t1 - t0)}});
   for (auto it = m_watches.begin(); it != m_watches.end();) {
     if (it->x < width && it->y < height && near(m_canvas.pixel(it->x, it->y), it->colour)) {
@@ -295,17 +306,12 @@ void BenchPanel::onBinary(const QByteArray& packet) {
 
 void BenchPanel::ack(quint32 frame) {
   m_unackedFrame = false;
-  sendJson("frame_ack", {{QStringLiteral("frame"), qint64(frame)}});
+  send(panel::frameAck(frame));
 }
 
-void BenchPanel::sendJson(const QByteArray& type, const QJsonObject& fields) {
-  // The protocol wants "type" first; QJsonObject sorts its keys, so it is written by hand.
-  QByteArray text = "{\"type\":\"" + type + '"';
-  const QByteArray rest = QJsonDocument(fields).toJson(QJsonDocument::Compact);
-  if (rest.size() > 2)
-    text += ',' + rest.mid(1, rest.size() - 2);
-  text += '}';
+void BenchPanel::send(QByteArray text) {
   m_socket.sendTextMessage(QString::fromUtf8(text));
+  text.fill('\0'); // the hello carried the capability
 }
 
 void BenchPanel::emitEvent(const QByteArray& event, QJsonObject fields) {

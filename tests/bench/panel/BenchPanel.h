@@ -37,7 +37,7 @@ private:
     QRgb colour;
   };
   struct Stats {
-    quint64 frames = 0, rects = 0, jpegRects = 0, pngRects = 0;
+    quint64 frames = 0, rects = 0, jpegRects = 0, pngRects = 0, copyRects = 0;
     quint64 changedFrames = 0; // frames that changed a pixel of the canvas
     quint64 binaryBytes = 0, textBytes = 0;
     int64_t decodeNs = 0; // decode + paint, summed
@@ -48,7 +48,7 @@ private:
   void onCommand(const QJsonObject& command);
   void onText(const QString& text);
   void onBinary(const QByteArray& packet);
-  void sendJson(const QByteArray& type, const QJsonObject& fields = {});
+  void send(QByteArray text); // wipes `text` once sent
   void ack(quint32 frame);
   void emitEvent(const QByteArray& event, QJsonObject fields);
   void readStdin();

@@ -203,6 +203,7 @@ describe('webview in chromium against a stub console', () => {
       capability: CAPABILITY,
       client: { kind: 'vscode-webview', version: '0.1.0' },
       panel: { title: 'Bench VM' },
+      features: ['copy_rect'], // the presenter applies copy records (issue 27.5)
     });
     assert.equal(Object.keys(first ?? {})[0], 'type');
     assert.equal(stub.upgradeUrls.length, 1);
@@ -246,6 +247,27 @@ describe('webview in chromium against a stub console', () => {
     assert.equal(await page.textContent('#dropped'), '2');
     assert.match((await page.textContent('#banner')) ?? '', /could not be shown/);
     assert.deepEqual((await canvasPixels(page, [[4, 4]])).values, [[...(QUADRANTS[0]?.rgb ?? []), 255]]);
+  });
+
+  it('appliesCopyRecordsFromItsOwnCanvasBeforeTheImages', async () => {
+    // Issue 27.5: a COPY record moves pixels the canvas already has (a scroll), then the
+    // frame's images are drawn. Here the top-left quadrant is copied onto the bottom-right
+    // one, and a small red square is drawn over part of the copy.
+    const data = Buffer.alloc(4); // sx, sy
+    const id = stub.nextFrame++;
+    stub.socket?.send(
+      encodeFrame(id, WIDTH, HEIGHT, [
+        { x: WIDTH / 2, y: HEIGHT / 2, w: WIDTH / 2, h: HEIGHT / 2, encoding: 3, data },
+        { x: WIDTH - 16, y: HEIGHT - 16, w: 16, h: 16, encoding: 1, data: solidPng(16, 16, [255, 0, 0]) },
+      ]),
+    );
+    await stub.acked(id);
+    const q = QUADRANTS.map((quadrant) => [...quadrant.rgb, 255]);
+    const points: Array<readonly [number, number]> = [[WIDTH / 2 + 40, HEIGHT / 2 + 30], [WIDTH - 4, HEIGHT - 4], [40, 30], [WIDTH / 2 + 40, 30]];
+    const expected = JSON.stringify({ size: [WIDTH, HEIGHT], values: [q[0], [255, 0, 0, 255], q[0], q[1]] });
+    await waitFor(async () => JSON.stringify(await canvasPixels(page, points)) === expected, 5000, 'the copied quadrant and the square');
+    // The whole screen again for the tests that follow.
+    await stub.acked(stub.sendFrame());
   });
 
   it('keepsPresentingInThePageWhenTheFrameWorkerFails', async () => {

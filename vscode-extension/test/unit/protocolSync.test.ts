@@ -17,7 +17,7 @@ interface ProtocolJson {
   pointerButtons: Record<string, number>;
   scancodes: string;
   keyboardScancodes: string[];
-  binaryFrame: { byteOrder: string; header: string[][]; rect: string[][] };
+  binaryFrame: { byteOrder: string; header: string[][]; rect: string[][]; copy: string[][]; features: Record<string, string> };
 }
 
 const json = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, '..', 'resources', 'protocol', 'panel-protocol.json'), 'utf8')) as ProtocolJson;
@@ -68,5 +68,9 @@ describe('shared/protocol.ts is kept in step with panel-protocol.json', () => {
     const encoding = json.binaryFrame.rect.find(([n]) => n === 'encoding')?.[2] ?? '';
     assert.match(encoding, new RegExp(`${p.RECT_ENCODINGS.png} = PNG`));
     assert.match(encoding, new RegExp(`${p.RECT_ENCODINGS.jpeg} = JPEG`));
+    assert.match(encoding, new RegExp(`${p.RECT_ENCODINGS.copy} = COPY`));
+    assert.deepEqual(p.FRAME_COPY_LAYOUT.map(([n, t]) => [n, t]), json.binaryFrame.copy.map(([n, t]) => [n, t]));
+    assert.equal(size(p.FRAME_COPY_LAYOUT), p.FRAME_COPY_BYTES);
+    assert.deepEqual([...p.PANEL_FEATURES], Object.keys(json.binaryFrame.features));
   });
 });
