@@ -2,6 +2,8 @@
 
 #include "bridge/frames/FramePacket.h"
 
+#include <QBuffer>
+#include <QImageReader>
 #include <QPainter>
 #include <QtEndian>
 
@@ -59,6 +61,9 @@ Outcome<FrameReader> FrameReader::parse(const QByteArray& packet) {
   frame.m_desktop = QSize(width, height);
   if (frame.m_desktop.isEmpty())
     return malformed(QStringLiteral("frame with an empty desktop"));
+  if (width > kMaxSide || height > kMaxSide)
+    return malformed(
+        QStringLiteral("frame for a %1x%2 desktop, over %3 a side").arg(width).arg(height).arg(kMaxSide));
   // Each record needs at least its header: a count the packet cannot hold is refused before
   // anything is reserved for it.
   if (qsizetype(count) * FramePacket::kRectHeaderBytes > in.left())
@@ -125,9 +130,21 @@ QByteArrayView FrameReader::bytes(const FrameRecord& record) const {
 Outcome<QImage> FrameReader::decode(const FrameRecord& record) const {
   const QByteArrayView data = bytes(record);
   const char* format = record.encoding == Encoding::Jpeg ? "JPEG" : "PNG";
+  if (record.isCopy())
+    return malformed(QStringLiteral("frame %1: a copy record has no image").arg(m_frameId));
+  // The image's own header is read first: an image of any other size than its record's area
+  // is refused before a pixel is allocated for it.
+  QByteArray raw = QByteArray::fromRawData(data.data(), data.size()); // no copy
+  QBuffer buffer(&raw);
+  buffer.open(QIODevice::ReadOnly);
+  QImageReader reader(&buffer, format);
+  const QSize declared = reader.size();
+  if (!declared.isValid())
+    return malformed(QStringLiteral("frame %1: a %2 rectangle does not decode").arg(m_frameId).arg(format));
+  if (declared != record.area.size())
+    return malformed(QStringLiteral("frame %1: a rectangle's image does not match its size").arg(m_frameId));
   QImage image;
-  if (record.isCopy() ||
-      !image.loadFromData(reinterpret_cast<const uchar*>(data.data()), int(data.size()), format))
+  if (!reader.read(&image))
     return malformed(QStringLiteral("frame %1: a %2 rectangle does not decode").arg(m_frameId).arg(format));
   if (image.size() != record.area.size())
     return malformed(QStringLiteral("frame %1: a rectangle's image does not match its size").arg(m_frameId));

@@ -47,6 +47,10 @@ struct FrameRecord {
 
 class FrameReader {
 public:
+  // The largest desktop side a frame may name: the largest a grant can (grant/Grant.h,
+  // Desktop::kMax), so apply() never allocates a canvas larger than 8192 × 8192.
+  static constexpr int kMaxSide = 8192;
+
   static Outcome<FrameReader> parse(const QByteArray& packet);
   // The frame id of a packet that may not parse (a panel acknowledges even a frame it cannot
   // paint, when its id is readable): the magic and the id field must be there.
