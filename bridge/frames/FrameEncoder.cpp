@@ -127,6 +127,9 @@ QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damag
     if (moves.size() >= MoveSearch::kMaxMoves) {
       break;
     }
+    if (!m_diff.unmovedAt(move.from)) {
+      m_diff.settle(); // it reads what an earlier move wrote
+    }
     if (m_moves.confirms(frame, m_diff.reference(), move)) {
       m_diff.applyMove(move.from, move.to);
       m_tiles.moveLossy(move.from, move.to);

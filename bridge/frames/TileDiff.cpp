@@ -5,21 +5,28 @@
 #include "bridge/frames/TileMap.h"
 #include "privacy/SecureImage.h"
 
+#include <QRegion>
+
 #include <cstring>
+#include <utility>
 
 namespace gc {
 namespace {
 
-// Tight box of the pixels that differ inside `tile`, or an empty rect. Rows are compared
-// with memcmp (vectorised by libc); columns only inside the differing row span, scanning
-// inwards from both edges, so a fully changed tile costs one row compare from each end.
-QRect changedBox(const QImage& frame, const QImage& reference, const QRect& tile) {
+// Tight box of the pixels that differ inside `tile`, or an empty rect: `frame` at (x, y)
+// against `reference` at (x, y) - `offset` (a moved area reads its source; `tile` - `offset`
+// lies inside the reference). Rows are compared with memcmp (vectorised by libc); columns only
+// inside the differing row span, scanning inwards from both edges, so a fully changed tile
+// costs one row compare from each end.
+QRect changedBox(const QImage& frame, const QImage& reference, const QRect& tile, QPoint offset = {}) {
   const int x = tile.x();
   const int w = tile.width();
   const size_t rowBytes = size_t(w) * 4;
+  const int rx = x - offset.x();
+  const int dy = offset.y();
   auto differs = [&](int y) {
-    return std::memcmp(frame.constScanLine(y) + size_t(x) * 4, reference.constScanLine(y) + size_t(x) * 4,
-                       rowBytes) != 0;
+    return std::memcmp(frame.constScanLine(y) + size_t(x) * 4,
+                       reference.constScanLine(y - dy) + size_t(rx) * 4, rowBytes) != 0;
   };
   int top = tile.top();
   while (top <= tile.bottom() && !differs(top)) {
@@ -37,7 +44,7 @@ QRect changedBox(const QImage& frame, const QImage& reference, const QRect& tile
   for (int y = top; y <= bottom; ++y) {
     // QImage scanlines are 32-bit aligned, and RGB32 pixels are 32-bit words.
     const auto* a = reinterpret_cast<const quint32*>(frame.constScanLine(y)) + x;
-    const auto* b = reinterpret_cast<const quint32*>(reference.constScanLine(y)) + x;
+    const auto* b = reinterpret_cast<const quint32*>(reference.constScanLine(y - dy)) + rx;
     for (int i = 0; i < left; ++i) {
       if (a[i] != b[i]) {
         left = i;
@@ -68,13 +75,32 @@ int TileDiff::detect(const QImage& frame, const DamageMask& damage, TileMap& til
       if (!damage.contains(c, r)) {
         continue;
       }
-      const QRect box = changedBox(frame, m_reference, tiles.tileRect(c, r));
+      const QRect box = m_pending.isEmpty() ? changedBox(frame, m_reference, tiles.tileRect(c, r))
+                                            : changedBoxThroughMoves(frame, tiles.tileRect(c, r));
       if (!box.isEmpty()) {
         tiles.markChanged(c, r, box);
       }
     }
   }
   return tiles.changedCount();
+}
+
+// The tile's parts inside pending destinations read their sources; the rest reads in place.
+QRect TileDiff::changedBoxThroughMoves(const QImage& frame, const QRect& tile) const {
+  QRect box;
+  QRegion rest(tile);
+  for (const Pending& p : m_pending) {
+    const QRect part = tile.intersected(p.destination);
+    if (part.isEmpty()) {
+      continue;
+    }
+    box = box.united(changedBox(frame, m_reference, part, p.offset));
+    rest -= p.destination;
+  }
+  for (const QRect& part : rest) {
+    box = box.united(changedBox(frame, m_reference, part));
+  }
+  return box;
 }
 
 void TileDiff::detectAll(const QImage& frame, TileMap& tiles) {
@@ -91,11 +117,14 @@ void TileDiff::detectAll(const QImage& frame, TileMap& tiles) {
 void TileDiff::commit(const QImage& frame, const QList<QRect>& sent, bool everyChangeSent) {
   if (everyChangeSent) {
     // The panel now shows `frame` everywhere (outside the sent rects it already did): share
-    // it. No copy; the frame's owner never writes a frame anyone still holds.
+    // it. No copy; the frame's owner never writes a frame anyone still holds. Pending moves
+    // are in `frame` too (the panel applied them, then drew what they left wrong).
+    m_pending.clear();
     secureDrop(m_reference); // our own copy (or a frame nobody else holds): zeroed
     m_reference = frame;
     return;
   }
+  settle();
   if (!matches(frame)) {
     secureDrop(m_reference);
     m_reference = QImage(frame.size(), QImage::Format_RGB32);
@@ -113,15 +142,50 @@ void TileDiff::commit(const QImage& frame, const QList<QRect>& sent, bool everyC
 }
 
 void TileDiff::applyMove(const QRect& from, const QPoint& to) {
+  const QRect destination(to, from.size());
+  const QRect bounds = m_reference.rect();
+  if (!bounds.contains(from) || !bounds.contains(destination)) {
+    return; // FrameReader::applyCopy ignores it too: the panel's canvas is this size
+  }
+  // Lazy while the reference is a shared frame and the move reads and writes nothing an
+  // earlier pending move wrote: then every pending destination reads the unmoved reference.
+  if (!m_reference.isDetached() && unmovedAt(from) && unmovedAt(destination)) {
+    m_pending.append(Pending{destination, to - from.topLeft()});
+    return;
+  }
+  settle();
   FrameRecord copy;
   copy.encoding = Encoding::Copy;
-  copy.area = QRect(to, from.size());
+  copy.area = destination;
   copy.source = from.topLeft();
   // The panel's own rule, applied to our picture of it (FrameReader::applyCopy detaches).
   FrameReader::applyCopy(m_reference, copy);
 }
 
+bool TileDiff::unmovedAt(const QRect& area) const {
+  for (const Pending& p : m_pending) {
+    if (p.destination.intersects(area)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void TileDiff::settle() {
+  // Disjoint destinations, none read by a later move: applying them in order reads only
+  // unmoved pixels, as detect() did.
+  const QList<Pending> pending = std::exchange(m_pending, {});
+  for (const Pending& p : pending) {
+    FrameRecord copy;
+    copy.encoding = Encoding::Copy;
+    copy.area = p.destination;
+    copy.source = p.destination.topLeft() - p.offset;
+    FrameReader::applyCopy(m_reference, copy);
+  }
+}
+
 void TileDiff::wipe() {
+  m_pending.clear();
   if (m_reference.isNull()) {
     return;
   }

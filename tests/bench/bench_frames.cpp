@@ -102,11 +102,15 @@ void runWorkload(const char* name, const FrameEncoder::Settings& settings,
   std::vector<double> bytes;
   qint64 maxBytes = 0;
   int jpegFrames = 0;
+  // As in the console, the frame's owner (the console's DesktopFrames) still holds the last
+  // frame while the next one is encoded: the encoder's reference is a shared frame.
+  QImage held = first;
   for (int i = 1; i <= g_frames; ++i) {
     dirty.clear();
     const QImage next = frame(i, dirty);
     start = Clock::now();
     const FrameResult r = encoder.encode(makeJob(next, dirty, quint32(i + 1), false, copies));
+    held = next;
     times.push_back(msSince(start));
     bytes.push_back(double(r.packet.size()));
     maxBytes = std::max<qint64>(maxBytes, r.packet.size());

@@ -277,6 +277,8 @@ private slots:
   void readerTakesWhatTheWriterWrites();
   void readerRefusesHostilePackets_data();
   void readerRefusesHostilePackets();
+  void readerRefusesAnImageOfAnotherSizeBeforeDecodingIt_data();
+  void readerRefusesAnImageOfAnotherSizeBeforeDecodingIt();
   void copiesApplyAsThroughATemporary_data();
   void copiesApplyAsThroughATemporary();
   void writerPutsCopiesBeforeImagesOnly();
@@ -287,6 +289,8 @@ private slots:
   void moveSearchFindsNothingInNoise();
   void pipelineSendsCopiesOnlyOnceAllowed();
   void guestMovesAreSentWhenTheFrameShowsThem();
+  void movesReadTheSharedReferenceWithoutCopyingIt_data();
+  void movesReadTheSharedReferenceWithoutCopyingIt();
 };
 
 void tst_FramePipeline::headerFollowsTheProtocolLayout() {
@@ -772,6 +776,9 @@ void tst_FramePipeline::readerRefusesHostilePackets_data() {
   QTest::newRow("short header") << handPacket(8, 8, 0, {}).left(13);
   QTest::newRow("bad magic") << handPacket(8, 8, 0, {}, 0x31464348U);
   QTest::newRow("empty desktop") << handPacket(0, 8, 0, {});
+  QTest::newRow("desktop wider than a grant allows")
+      << handPacket(quint16(FrameReader::kMaxSide + 1), 8, 0, {});
+  QTest::newRow("desktop 65535 x 65535") << handPacket(0xffff, 0xffff, 0, {});
   QTest::newRow("count beyond the packet") << handPacket(8, 8, 0xffff, good);
   QTest::newRow("truncated record header") << handPacket(8, 8, 2, good + good.left(12));
   QTest::newRow("zero-sized rect") << handPacket(8, 8, 1, record(0, 0, 0, 2, 1, png));
@@ -801,6 +808,47 @@ void tst_FramePipeline::readerRefusesHostilePackets() {
   QVERIFY(!frame.ok());
   QCOMPARE(frame.code(), Refusal::ProtocolMalformed);
   QVERIFY(!frame.failure().message.isEmpty());
+}
+
+// Issue 27: the image a record carries is checked against the record's area from its own
+// header (PNG IHDR, JPEG SOF), so a 2x2 record whose image claims 30000 x 30000 is refused as
+// a size mismatch, before a decoder allocates for it (Qt's own limit would refuse it only
+// later, as "does not decode").
+void tst_FramePipeline::readerRefusesAnImageOfAnotherSizeBeforeDecodingIt_data() {
+  QTest::addColumn<QByteArray>("image");
+  QTest::addColumn<quint8>("encoding");
+  QTest::addColumn<QString>("refusal");
+  const QImage tiny = synthetic::noise(QSize(2, 2), 4);
+  QByteArray jpeg;
+  {
+    QBuffer buffer(&jpeg);
+    buffer.open(QIODevice::WriteOnly);
+    tiny.save(&buffer, "JPEG");
+  }
+  // The baseline frame header (SOF0: FF C0, length, precision, height, width), patched.
+  const qsizetype sof = jpeg.indexOf(QByteArray("\xff\xc0", 2));
+  QVERIFY(sof > 0);
+  QByteArray huge = jpeg;
+  qToBigEndian<quint16>(30000, huge.data() + sof + 5);
+  qToBigEndian<quint16>(30000, huge.data() + sof + 7);
+  const QByteArray bigger = pngOf(synthetic::noise(QSize(3, 2), 4));
+  QTest::newRow("jpeg claiming 30000x30000") << huge << quint8(2) << "does not match its size";
+  QTest::newRow("png of 3x2 in a 2x2 area") << bigger << quint8(1) << "does not match its size";
+  QTest::newRow("png bytes that are not an image")
+      << QByteArray("not a png at all") << quint8(1) << "does not decode";
+}
+
+void tst_FramePipeline::readerRefusesAnImageOfAnotherSizeBeforeDecodingIt() {
+  QFETCH(QByteArray, image);
+  QFETCH(quint8, encoding);
+  QFETCH(QString, refusal);
+  const Outcome<FrameReader> frame =
+      FrameReader::parse(handPacket(8, 8, 1, record(0, 0, 2, 2, encoding, image)));
+  QVERIFY2(frame.ok(), "the packet itself is well formed");
+  const Outcome<QImage> painted = frame->apply(QImage());
+  QVERIFY(!painted.ok());
+  QCOMPARE(painted.code(), Refusal::ProtocolMalformed);
+  QVERIFY2(painted.failure().message.contains(refusal), qPrintable(painted.failure().message));
 }
 
 void tst_FramePipeline::copiesApplyAsThroughATemporary_data() {
@@ -1039,6 +1087,83 @@ void tst_FramePipeline::guestMovesAreSentWhenTheFrameShowsThem() {
   QCOMPARE(copies, 1);
   QTRY_VERIFY(!pipeline.isEncoding());
   QTRY_COMPARE(differingPixels(canvas, after), 0);
+}
+
+// Issue 27.1: no per-frame full copies. A scroll frame's moves are kept pending on the
+// reference shared with the last frame (no 8 MB detach per frame at 1080p); detect() reads
+// the moved areas from their sources and finds exactly what applying the moves for real
+// (settle) finds. Moves that overlap an earlier destination fall back to the real path.
+void tst_FramePipeline::movesReadTheSharedReferenceWithoutCopyingIt_data() {
+  QTest::addColumn<QList<QRect>>("sources");
+  QTest::addColumn<QList<QPoint>>("targets");
+  QTest::addColumn<int>("pending");
+  QTest::newRow("scroll up 24 rows") << QList<QRect>{QRect(0, 24, 320, 216)} << QList<QPoint>{QPoint(0, 0)}
+                                     << 1;
+  QTest::newRow("scroll down 40 rows, a sidebar kept")
+      << QList<QRect>{QRect(64, 0, 256, 200)} << QList<QPoint>{QPoint(64, 40)} << 1;
+  QTest::newRow("two panes, two shifts") << QList<QRect>{QRect(0, 16, 160, 224), QRect(160, 0, 160, 232)}
+                                         << QList<QPoint>{QPoint(0, 0), QPoint(160, 8)} << 2;
+  QTest::newRow("a second move reading the first's destination")
+      << QList<QRect>{QRect(0, 16, 320, 100), QRect(0, 0, 320, 50)}
+      << QList<QPoint>{QPoint(0, 0), QPoint(0, 150)} << 0;
+  QTest::newRow("a move outside the desktop is ignored")
+      << QList<QRect>{QRect(0, 200, 320, 100)} << QList<QPoint>{QPoint(0, 0)} << 0;
+}
+
+void tst_FramePipeline::movesReadTheSharedReferenceWithoutCopyingIt() {
+  QFETCH(QList<QRect>, sources);
+  QFETCH(QList<QPoint>, targets);
+  QFETCH(int, pending);
+  const QSize size(320, 240);
+  const QImage before = synthetic::textPage(size);
+  // What the panel shows after the copies (FrameReader::applyCopy, in order), then new pixels
+  // in a band the copies left stale.
+  QImage after = before.copy();
+  for (qsizetype i = 0; i < sources.size(); ++i) {
+    FrameRecord copy;
+    copy.encoding = Encoding::Copy;
+    copy.area = QRect(targets[i], sources[i].size());
+    copy.source = sources[i].topLeft();
+    FrameReader::applyCopy(after, copy);
+  }
+  const QImage band = synthetic::noise(QSize(320, 20), 5);
+  for (int y = 0; y < band.height(); ++y)
+    std::memcpy(after.scanLine(220 + y), band.constScanLine(y), size_t(band.bytesPerLine()));
+  DamageMask damage(size);
+  damage.addAll();
+
+  TileDiff lazy, settled;
+  lazy.commit(before, {}, true);
+  settled.commit(before, {}, true);
+  for (qsizetype i = 0; i < sources.size(); ++i) {
+    lazy.applyMove(sources[i], targets[i]);
+    settled.applyMove(sources[i], targets[i]);
+  }
+  QCOMPARE(lazy.pendingMoves(), pending);
+  if (pending > 0)
+    QVERIFY2(!before.isDetached(), "the reference still shares the frame: no copy was made");
+  settled.settle();
+  QCOMPARE(settled.pendingMoves(), 0);
+  TileMap lazyTiles, settledTiles;
+  lazyTiles.resize(size);
+  settledTiles.resize(size);
+  lazyTiles.beginFrame();
+  settledTiles.beginFrame();
+  QCOMPARE(lazy.detect(after, damage, lazyTiles), settled.detect(after, damage, settledTiles));
+  for (int r = 0; r < lazyTiles.rows(); ++r) {
+    for (int c = 0; c < lazyTiles.columns(); ++c) {
+      QCOMPARE(lazyTiles.isChanged(c, r), settledTiles.isChanged(c, r));
+      QCOMPARE(lazyTiles.changedBox(c, r), settledTiles.changedBox(c, r));
+    }
+  }
+  if (pending > 0) {
+    QVERIFY(lazyTiles.changedCount() < lazyTiles.rows() * lazyTiles.columns()); // the moves were seen
+    QVERIFY(!before.isDetached());
+  }
+  // A partial commit settles the moves: the reference is then what the panel has.
+  lazy.commit(after, {QRect(0, 220, 320, 20)}, false);
+  QCOMPARE(lazy.pendingMoves(), 0);
+  QCOMPARE(before, synthetic::textPage(size)); // the shared frame was never written
 }
 
 QTEST_MAIN(tst_FramePipeline)
