@@ -2,7 +2,11 @@
 // The webview beside its browser peers (issue 27 item 5): in the same headless Chromium, on
 // the same Xvfb 1920x1080 display and gc-bench-xload workloads, in one run —
 //  - the console's webview (the extension's own bundle, lib/webview.js) over
-//    freerdp-shadow-cli3 sharing that display;
+//    freerdp-shadow-cli3 sharing that display, as it serves by default (RDPGFX progressive:
+//    lossy, so a scroll reaches the console as new pixels, never as rows it already had), and
+//    over a second freerdp-shadow-cli3 on the same display started with -gfx-progressive (it
+//    then serves planar, lossless: the stream a damage-tracking server's lossless codecs give);
+//    beside each, the console's own CPU and memory (console + reader);
 //  - noVNC (Debian's novnc, its own core/rfb.js, view-only, unscaled) through websockify over
 //    x11vnc, and over x0vncserver (tigervnc-scraping-server) where installed.
 // Every server binds 127.0.0.1. Per client and workload: frames painted per second, bytes the
@@ -17,6 +21,7 @@ const path = require('path');
 const { sleep } = require('./rig');
 const { startShadow, have, child, freePort, canConnect, USER, PASSWORD } = require('./shadow');
 const { prepare, openWebview, TreeMeter, findBrowser } = require('./webview');
+const { ConsoleMeter } = require('./sys');
 
 const NOVNC = process.env.GC_NOVNC_DIR || '/usr/share/novnc';
 const WORKLOADS = ['typing', 'scroll', 'motion'];
@@ -135,10 +140,10 @@ async function measureClient(rig, { P, row, log }, client, xenv) {
     const load = child(rig, rig.bin.xload, [wl, String(P.shadowWindow + 30)], xenv);
     await sleep(1000); // the window is mapped and the workload has settled into its rhythm
     const f0 = await client.painted(), b0 = await client.bytes();
-    const m = new TreeMeter(client.browserPid);
+    const m = new TreeMeter(client.browserPid), mc = client.consolePid ? new ConsoleMeter(client.consolePid) : null;
     await sleep(P.shadowWindow * 1000);
     const f1 = await client.painted(), b1 = await client.bytes();
-    const r = m.stop();
+    const r = m.stop(), rc = mc ? mc.stop() : null;
     load.stdin.end();
     if ((await Promise.race([load.done, sleep(15000).then(() => 'timeout')])) === 'timeout') load.kill('SIGKILL');
     const fps = (f1 - f0) / r.seconds;
@@ -148,17 +153,25 @@ async function measureClient(rig, { P, row, log }, client, xenv) {
     row(`peers: ${client.label}: Chromium CPU (all processes)`, wl, 's/s', r.cpuPerSecond, { by_process_type: r.byType });
     if (fps > 0) row(`peers: ${client.label}: Chromium CPU per painted frame`, wl, 'ms', (1000 * r.cpuPerSecond) / fps);
     if (f1 > f0) row(`peers: ${client.label}: bytes per painted frame`, wl, 'KiB', (b1 - b0) / (f1 - f0) / 1024);
+    if (rc) {
+      const alone = (k) => ({ console_alone: rc.console[k], reader_alone: rc.reader ? rc.reader[k] : null });
+      row(`peers: ${client.label}: console + reader CPU`, wl, 's/s', rc.cpuPerSecond, alone('cpuPerSecond'));
+      row(`peers: ${client.label}: console + reader VmRSS`, wl, 'MiB', rc.rssMax, alone('rssMax'));
+      row(`peers: ${client.label}: console + reader RssAnon`, wl, 'MiB', rc.anonMax, alone('anonMax'));
+      row(`peers: ${client.label}: console + reader PSS`, wl, 'MiB', rc.pssMax, alone('pssMax'));
+    }
   }
 }
 
 function compare({ row, rows }, labels) {
+  const webviews = labels.filter((l) => l.startsWith('webview'));
   const get = (metric, w) => rows.find((r) => r.metric === metric && r.workload === w);
-  for (const peer of labels.filter((l) => l !== 'webview'))
+  for (const mine of webviews) for (const peer of labels.filter((l) => !l.startsWith('webview')))
     for (const wl of WORKLOADS) {
-      const cpu = [get('peers: webview: Chromium CPU per painted frame', wl), get(`peers: ${peer}: Chromium CPU per painted frame`, wl)];
-      const fps = [get('peers: webview: frames/s painted', wl), get(`peers: ${peer}: frames/s painted`, wl)];
-      if (cpu[0] && cpu[1] && cpu[1].median) row(`side-by-side: webview ÷ ${peer}, Chromium CPU per painted frame`, wl, 'ratio', cpu[0].median / cpu[1].median);
-      if (fps[0] && fps[1] && fps[1].median) row(`side-by-side: webview ÷ ${peer}, frames/s painted`, wl, 'ratio', fps[0].median / fps[1].median);
+      const cpu = [get(`peers: ${mine}: Chromium CPU per painted frame`, wl), get(`peers: ${peer}: Chromium CPU per painted frame`, wl)];
+      const fps = [get(`peers: ${mine}: frames/s painted`, wl), get(`peers: ${peer}: frames/s painted`, wl)];
+      if (cpu[0] && cpu[1] && cpu[1].median) row(`side-by-side: ${mine} ÷ ${peer}, Chromium CPU per painted frame`, wl, 'ratio', cpu[0].median / cpu[1].median);
+      if (fps[0] && fps[1] && fps[1].median) row(`side-by-side: ${mine} ÷ ${peer}, frames/s painted`, wl, 'ratio', fps[0].median / fps[1].median);
     }
 }
 
@@ -172,11 +185,24 @@ async function peersSuite(rig, opts) {
   const { dServer, port, shadow, cert, xenv, background } = await startShadow(rig, 'peers-shadow-home');
   const labels = [];
 
-  const w = await openWebview(rig, { port, cert }, mods, { user: USER, password: PASSWORD }, [byteProbe]);
-  const webview = { label: 'webview', browserPid: w.browserPid, painted: () => w.acks(), bytes: () => w.page.evaluate(() => window.__gcBytes.bytes) };
-  await measureClient(rig, opts, webview, xenv);
-  labels.push('webview');
-  await w.close();
+  const webviewOver = async (label, server) => {
+    const w = await openWebview(rig, { port: server.port, cert: server.cert }, mods, { user: USER, password: PASSWORD }, [byteProbe]);
+    const webview = { label, browserPid: w.browserPid, consolePid: w.s.pid, painted: () => w.acks(), bytes: () => w.page.evaluate(() => window.__gcBytes.bytes) };
+    await measureClient(rig, opts, webview, xenv);
+    labels.push(label);
+    await w.close();
+  };
+  await webviewOver('webview', { port, cert });
+  // The same display served planar (lossless) by a second server: the webview and the
+  // console on a stream where a scroll's rows are exactly the rows the panel already has.
+  const planar = await startShadow(rig, 'peers-shadow-planar-home', { display: dServer, args: ['-gfx-progressive'] }).catch((e) => {
+    notes.push(`peers: freerdp-shadow-cli3 -gfx-progressive did not start: ${e.message}`);
+    return null;
+  });
+  if (planar) {
+    await webviewOver('webview, planar stream', planar);
+    planar.shadow.kill('SIGTERM');
+  }
 
   for (const vnc of VNC_SERVERS) {
     if (!have(vnc.tool)) { notes.push(`peers: ${vnc.label} skipped, ${vnc.tool} is not installed`); continue; }

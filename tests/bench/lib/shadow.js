@@ -10,7 +10,7 @@ const path = require('path');
 const crypto = require('crypto');
 const { spawn } = require('child_process');
 const { sleep } = require('./rig');
-const { Meter, memory, summary } = require('./sys');
+const { Meter, ConsoleMeter, memory, summary } = require('./sys');
 
 // The same throwaway account as tests/auto/shadowinterop (winpr-hash3 -u gcuser -p Sh4dow-pass).
 const USER = 'gcuser';
@@ -128,15 +128,17 @@ function xfreerdpClient(probe, xf) {
 // window, frames (changed frames counted the same way for every client), then key → glyph
 // latency while the workload still runs. Every workload runs in a fresh gc-bench-xload window
 // (its marker starts grey), ended by closing its stdin.
-async function measure(rig, { P, row, log }, client, { xenv, shadow, label }) {
-  const name = (m) => (label === 'console' ? `shadow: console ${m}` : `${label}: ${m}`);
+async function measure(rig, { P, row, log, notes }, client, { xenv, shadow, label }) {
+  // The console is two processes (ConsoleMeter sums it and its RDP reader); xfreerdp3 is one.
+  const isConsole = label === 'console';
+  const name = (m) => (isConsole ? `shadow: console + reader ${m}` : `${label}: ${m}`);
   for (const w of WORKLOADS) {
     const load = child(rig, rig.bin.xload, [w, String(P.shadowWindow + 120)], xenv);
     // The new window has reached the client (event), then the workload settles.
     const shown = await client.key(null, GREY, 20000);
     await sleep(700);
     const c0 = await client.counters();
-    const m = new Meter(client.pid), ms = new Meter(shadow.pid);
+    const m = isConsole ? new ConsoleMeter(client.pid) : new Meter(client.pid), ms = new Meter(shadow.pid);
     const side = client.side.map(([metric, pid]) => [metric, new Meter(pid)]);
     await sleep(P.shadowWindow * 1000);
     const c1 = await client.counters();
@@ -163,8 +165,12 @@ async function measure(rig, { P, row, log }, client, { xenv, shadow, label }) {
       row(name('X repaint batches/s (XDamage)'), w, '1/s', c1.damage / secs);
     }
     row(name('changed frames/s (probe: frames that changed a pixel)'), w, 'fps', c1.changed / secs, { xload_ticks_per_s: ticks });
-    row(name('CPU'), w, 's/s', r.cpuPerSecond);
-    row(name('RSS (max sampled)'), w, 'MiB', r.rssMax);
+    if (isConsole && !r.readerFound) notes.push(`shadow ${w}: no RDP reader found as the console's child: the console rows are the console alone`);
+    const alone = (k) => (isConsole ? { console_alone: r.console[k], reader_alone: r.reader ? r.reader[k] : null } : {});
+    row(name('CPU'), w, 's/s', r.cpuPerSecond, alone('cpuPerSecond'));
+    row(name('VmRSS (max sampled)'), w, 'MiB', r.rssMax, alone('rssMax'));
+    row(name('RssAnon (max sampled)'), w, 'MiB', r.anonMax, alone('anonMax'));
+    row(name('PSS (max sampled)'), w, 'MiB', r.pssMax, alone('pssMax'));
     row(`shadow: freerdp-shadow-cli3 CPU with ${label}`, w, 's/s', rs.cpuPerSecond);
     for (const [metric, meter] of side) row(`shadow: ${metric}`, w, 's/s', meter.stop().cpuPerSecond);
     row(name('key → glyph latency (key sent → marker seen)'), w, 'ms', lat, { missed, first_picture_seen: shown !== null });
@@ -187,10 +193,10 @@ function compare({ row, rows, evidence }) {
   if (!evidence[label]) return;
   for (const w of WORKLOADS) {
     const pair = (a, b) => (a && b && a.median !== null && b.median ? a.median / b.median : null);
-    const cpu = pair(get('shadow: console CPU', w), get(`${label}: CPU`, w));
+    const cpu = pair(get('shadow: console + reader CPU', w), get(`${label}: CPU`, w));
     const srv = pair(get('shadow: freerdp-shadow-cli3 CPU with console', w), get(`shadow: freerdp-shadow-cli3 CPU with ${label}`, w));
-    const fr = pair(get('shadow: console changed frames/s (probe: frames that changed a pixel)', w), get(`${label}: changed frames/s (probe: frames that changed a pixel)`, w));
-    const key = pair(get('shadow: console key → glyph latency (key sent → marker seen)', w), get(`${label}: key → glyph latency (key sent → marker seen)`, w));
+    const fr = pair(get('shadow: console + reader changed frames/s (probe: frames that changed a pixel)', w), get(`${label}: changed frames/s (probe: frames that changed a pixel)`, w));
+    const key = pair(get('shadow: console + reader key → glyph latency (key sent → marker seen)', w), get(`${label}: key → glyph latency (key sent → marker seen)`, w));
     if (cpu !== null) row(`side-by-side: console CPU ÷ ${label}'s`, w, 'ratio', cpu);
     if (srv !== null) row(`side-by-side: server CPU with console ÷ with ${label}`, w, 'ratio', srv);
     if (fr !== null) row(`side-by-side: changed frames/s, console ÷ ${label}`, w, 'ratio', fr);
@@ -206,17 +212,21 @@ function compare({ row, rows, evidence }) {
 // freerdp-shadow-cli3 on a fresh Xvfb 1920x1080 (NLA against a throwaway SAM account in a
 // private home, bound to 127.0.0.1), gc-bench-xload's static text page behind the workloads,
 // and its INFO log counted (SERVER_MARKERS). `label`: the home's name in the rig's work dir.
-async function startShadow(rig, label = 'shadow-home') {
+// freerdp-shadow-cli3 on a fresh Xvfb 1920x1080 display, or on `display` (another server's:
+// both capture the same screen); `args`: more server options (e.g. '-gfx-progressive', the
+// server then serves RDPGFX with planar, lossless). The static text page is drawn on a fresh
+// display only.
+async function startShadow(rig, label = 'shadow-home', { display = null, args = [] } = {}) {
   const home = path.join(rig.work, label);
   fs.mkdirSync(home, { mode: 0o700 });
   const sam = path.join(home, 'SAM');
   fs.writeFileSync(sam, SAM_LINE, { mode: 0o600 });
-  const dServer = freeDisplay(150);
-  await xvfb(rig, dServer);
+  const dServer = display === null ? freeDisplay(150) : display;
+  if (display === null) await xvfb(rig, dServer);
   const port = await freePort();
   // Line-buffered (stdbuf execs it: same pid): to a pipe its stdio is block-buffered, and its
   // log lines would reach us kilobytes later, counted against whichever client runs then.
-  const shadow = child(rig, 'stdbuf', ['-oL', '-eL', 'freerdp-shadow-cli3', '/bind-address:127.0.0.1', `/port:${port}`, `/sam-file:${sam}`, '/log-level:INFO'],
+  const shadow = child(rig, 'stdbuf', ['-oL', '-eL', 'freerdp-shadow-cli3', '/bind-address:127.0.0.1', `/port:${port}`, `/sam-file:${sam}`, '/log-level:INFO', ...args],
     { DISPLAY: `:${dServer}`, HOME: home, XDG_CONFIG_HOME: home });
   // Its INFO log names the path it serves each client on (counted, not kept).
   const srvLog = { counts: Object.fromEntries(Object.keys(SERVER_MARKERS).map((k) => [k, 0])), tail: '' };
@@ -235,7 +245,7 @@ async function startShadow(rig, label = 'shadow-home') {
   const der = Buffer.from(pem.split('-----')[2].replace(/\s+/g, ''), 'base64');
   const cert = crypto.createHash('sha256').update(der).digest('hex');
   const xenv = { DISPLAY: `:${dServer}` };
-  const background = child(rig, rig.bin.xload, ['idle', '100000'], xenv); // the static text page
+  const background = display === null ? child(rig, rig.bin.xload, ['idle', '100000'], xenv) : null; // the static text page
   return { home, dServer, port, shadow, srvLog, cert, xenv, background };
 }
 
@@ -263,14 +273,14 @@ async function shadowSuite(rig, opts) {
       const load = wl === 'idle' ? null : child(rig, rig.bin.xload, [wl, String(P.shadowWindow + 1)], xenv);
       await sleep(700);
       const a0 = await w.acks();
-      const mc = new Meter(w.s.pid), mb = new TreeMeter(w.browserPid);
+      const mc = new ConsoleMeter(w.s.pid), mb = new TreeMeter(w.browserPid);
       await sleep(P.shadowWindow * 1000);
       const a1 = await w.acks();
       const rc = mc.stop(), rb = mb.stop();
       if (load) await load.done;
       log(`shadow webview ${wl}: painted ${((a1 - a0) / rb.seconds).toFixed(1)} fps, console ${rc.cpuPerSecond.toFixed(2)} + chromium ${rb.cpuPerSecond.toFixed(2)} s/s`);
       row('shadow: webview frames/s painted (frame_ack)', wl, 'fps', (a1 - a0) / rb.seconds);
-      row('shadow: console + webview CPU (Chromium, all processes)', wl, 's/s', rc.cpuPerSecond + rb.cpuPerSecond, { console: rc.cpuPerSecond, chromium: rb.cpuPerSecond });
+      row('shadow: console + reader + webview CPU (Chromium, all processes)', wl, 's/s', rc.cpuPerSecond + rb.cpuPerSecond, { console_and_reader: rc.cpuPerSecond, chromium: rb.cpuPerSecond });
     }
     await w.close();
   }

@@ -99,10 +99,29 @@ class Meter {
   }
 }
 
+// One console is two processes: `guest-console open` and the RDP reader it spawns
+// (guest-console-rdp, its child). Every figure the suite reports for "the console" is both,
+// summed sample by sample (a console measured without its reader leaves out FreeRDP's
+// decoding and the reader's memory). stop() returns the sum (cpuPerSecond, rssMax, pssMax,
+// anonMax, hwm, samples) and, beside it, `console` and `reader` as measured alone;
+// `readerFound` is false when the console had no reader at the start (then the sum is the
+// console alone, and the caller says so).
+class ConsoleMeter {
+  constructor(pid, intervalMs = 250) {
+    this.meter = new Meter(pid, intervalMs, { withReader: true });
+  }
+  stop() {
+    const m = this.meter.stop();
+    const { both, reader, ...alone } = m;
+    if (!reader) return { ...alone, console: alone, reader: null, readerFound: false };
+    return { seconds: m.seconds, ...both, console: alone, reader, readerFound: true };
+  }
+}
+
 // The maxima of a series of memory() samples (MiB), and the series itself.
 function maxima(samples) {
   const max = (k) => (samples.length ? Math.max(...samples.map((r) => r[k])) : NaN);
   return { rssMax: max('rss'), pssMax: max('pss'), anonMax: max('anon'), hwm: samples.length ? samples[samples.length - 1].hwm : null, samples };
 }
 
-module.exports = { cpuSeconds, memory, readerOf, nowNs, msBetween, summary, Meter };
+module.exports = { cpuSeconds, memory, readerOf, nowNs, msBetween, summary, Meter, ConsoleMeter };

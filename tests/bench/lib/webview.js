@@ -18,7 +18,7 @@ const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const { sleep } = require('./rig');
-const { cpuSeconds, memory, Meter, nowNs } = require('./sys');
+const { cpuSeconds, memory, ConsoleMeter, nowNs } = require('./sys');
 
 const REPO = path.resolve(__dirname, '../../..');
 const EXT = path.join(REPO, 'vscode-extension');
@@ -342,7 +342,7 @@ async function webviewSuite(rig, { P, row, notes, log, QUICK, SOAK, rows }) {
     await sleep(700);
     const gs0 = await guestStats(g);
     const a0 = await w.acks();
-    const m = new TreeMeter(w.browserPid), mc = new Meter(w.s.pid);
+    const m = new TreeMeter(w.browserPid), mc = new ConsoleMeter(w.s.pid);
     await sleep(P.window * 1000);
     const a1 = await w.acks();
     const gs = await guestStats(g);
@@ -357,7 +357,7 @@ async function webviewSuite(rig, { P, row, notes, log, QUICK, SOAK, rows }) {
     // Beside the C++ client's figure for the same workload (the `guest` part, when it ran).
     const cpp = rows.find((x) => x.metric === 'panel client CPU per painted frame' && x.workload === wl);
     if (painted > 0) row('webview: Chromium CPU per painted frame', wl, 'ms', (1000 * r.cpuPerSecond) / painted, { cpp_ms: cpp ? cpp.median : null });
-    row('webview: console CPU', wl, 's/s', rc.cpuPerSecond);
+    row('webview: console CPU (console + reader)', wl, 's/s', rc.cpuPerSecond, { console_alone: rc.console.cpuPerSecond, reader_alone: rc.reader ? rc.reader.cpuPerSecond : null });
     row('webview: renderer RSS (max sampled)', wl, 'MiB', r.rendererMax, { chromium_pss_max: r.pssMax });
     await updateLatency(g, w, wl === 'motion' ? Math.min(P.paints, 20) : P.paints, wl, row);
     if (wl !== 'scroll') await inputLatency(g, w, P.inputs, wl, row);
