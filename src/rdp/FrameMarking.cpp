@@ -35,6 +35,9 @@ BOOL FrameMarking::surfaceFrameMarker(rdpContext* context, const SURFACE_FRAME_M
     self->desktopFrameBegan();
   } else if (marker->frameAction == SURFACECMD_FRAMEACTION_END) {
     self->m_legacyFrameOpen = false;
+    // The tiles drawn again after they changed get their final digest (TileDigest "Frames").
+    if (TileDigest* digest = reinterpret_cast<RdpContext*>(context)->gdiDigest)
+      digest->settle(self->desktop().constBits(), self->desktop().stride());
     self->desktopFrameEnded();
   }
   const pSurfaceFrameMarker chained = reinterpret_cast<RdpContext*>(context)->gdiFrameMarker;
@@ -87,7 +90,10 @@ BOOL FrameMarking::endPaint(rdpContext* context) {
   if (gfxOpen || opens != ctx->gdiDigestOpens || digest.size() != gdiRect.size())
     digest.reset(gdiRect.size());
   ctx->gdiDigestOpens = opens;
-  const QList<QRect> changed = digest.changed(desktop.constBits(), desktop.stride(), invalid);
+  // Inside a marked frame a tile found changed is not hashed again until the frame's end.
+  const QList<QRect> changed = self->m_legacyFrameOpen
+                                   ? digest.touch(desktop.constBits(), desktop.stride(), invalid)
+                                   : digest.changed(desktop.constBits(), desktop.stride(), invalid);
   if (gfxOpen)
     digest.reset(gdiRect.size());
   for (const QRect& area : std::as_const(invalid)) {

@@ -10,6 +10,8 @@ void TileDigest::reset(QSize desktop) {
   m_rows = m_size.isEmpty() ? 0 : (m_size.height() + kTile - 1) / kTile;
   m_digests.assign(std::size_t(m_columns) * std::size_t(m_rows), 0);
   m_known.assign(m_digests.size(), false);
+  m_seen.assign(m_digests.size(), Seen::No);
+  m_looked.assign(m_digests.size(), false);
 }
 
 QRect TileDigest::tileRect(int column, int row) const {
@@ -47,11 +49,17 @@ uint64_t TileDigest::hash(const uchar* bits, qsizetype stride, const QRect& area
 }
 
 QList<QRect> TileDigest::changed(const uchar* bits, qsizetype stride, const QList<QRect>& rects) {
+  QList<QRect> out = touch(bits, stride, rects);
+  settle(bits, stride);
+  return out;
+}
+
+QList<QRect> TileDigest::touch(const uchar* bits, qsizetype stride, const QList<QRect>& rects) {
   QList<QRect> out;
   if (!bits || m_size.isEmpty() || stride < qsizetype(m_size.width()) * 4)
     return out;
   const QRect desktop(QPoint(0, 0), m_size);
-  std::vector<bool> looked(m_digests.size(), false);
+  std::vector<std::size_t> looked; // the tiles of this call, to clear m_looked after it
   for (const QRect& reported : rects) {
     const QRect r = reported.intersected(desktop);
     if (r.isEmpty())
@@ -59,20 +67,43 @@ QList<QRect> TileDigest::changed(const uchar* bits, qsizetype stride, const QLis
     for (int row = r.top() / kTile; row <= r.bottom() / kTile; ++row) {
       for (int column = r.left() / kTile; column <= r.right() / kTile; ++column) {
         const std::size_t i = std::size_t(row) * std::size_t(m_columns) + std::size_t(column);
-        if (looked[i])
+        if (m_looked[i])
           continue;
-        looked[i] = true;
+        m_looked[i] = true;
+        looked.push_back(i);
         const QRect tile = tileRect(column, row);
-        const uint64_t digest = hash(bits, stride, tile);
-        if (m_known[i] && m_digests[i] == digest)
+        if (m_seen[i] == Seen::Changed || m_seen[i] == Seen::ChangedAndDrawnAgain) {
+          m_seen[i] = Seen::ChangedAndDrawnAgain; // damage for the rest of the frame
+          out.append(tile);
           continue;
+        }
+        const uint64_t digest = hash(bits, stride, tile);
+        if (m_known[i] && m_digests[i] == digest) {
+          m_seen[i] = Seen::Unchanged;
+          continue;
+        }
         m_known[i] = true;
         m_digests[i] = digest;
+        m_seen[i] = Seen::Changed;
         out.append(tile);
       }
     }
   }
+  for (const std::size_t i : looked)
+    m_looked[i] = false;
   return out;
+}
+
+void TileDigest::settle(const uchar* bits, qsizetype stride) {
+  const bool readable = bits && !m_size.isEmpty() && stride >= qsizetype(m_size.width()) * 4;
+  for (std::size_t i = 0; i < m_seen.size(); ++i) {
+    if (m_seen[i] == Seen::ChangedAndDrawnAgain && readable)
+      m_digests[i] =
+          hash(bits, stride, tileRect(int(i % std::size_t(m_columns)), int(i / std::size_t(m_columns))));
+    else if (m_seen[i] == Seen::ChangedAndDrawnAgain)
+      m_known[i] = false; // not readable: unknown, so its next look reports it
+    m_seen[i] = Seen::No;
+  }
 }
 
 } // namespace gc

@@ -42,6 +42,7 @@ private slots:
   void resetForgetsWhatWasSeen();
   void edgeTilesAreClippedToTheDesktop();
   void rectanglesOutsideTheDesktopAreIgnored();
+  void aTileChangedInAFrameIsDamageUntilTheFrameEnds();
 };
 
 void TstTileDigest::firstLookReportsEveryTouchedTile() {
@@ -124,6 +125,49 @@ void TstTileDigest::rectanglesOutsideTheDesktopAreIgnored() {
       digest.changed(d.bits.data(), d.stride, {QRect(128, 0, 10, 10), QRect(-20, -20, 10, 10)}).isEmpty());
   // A stride shorter than a row: nothing is read.
   QVERIFY(digest.changed(d.bits.data(), 16, {QRect(0, 0, 4, 4)}).isEmpty());
+}
+
+// Issue 27 (the reader's CPU on the legacy path): inside a marked frame a tile is hashed only
+// until it is found changed, then reported at every touch without a hash, and settle() gives it
+// its final digest at the frame's end. No change may go unreported: not one drawn after the
+// tile changed, nor one the next frame makes relative to the frame's final pixels.
+void TstTileDigest::aTileChangedInAFrameIsDamageUntilTheFrameEnds() {
+  Desktop d(QSize(128, 64));
+  TileDigest digest;
+  digest.reset(d.size);
+  const QRect tile0(0, 0, 64, 64), tile1(64, 0, 64, 64);
+  const auto touch = [&](const QRect& r) { return digest.touch(d.bits.data(), d.stride, {r}); };
+  const auto settle = [&] { digest.settle(d.bits.data(), d.stride); };
+  d.set(1, 1, 0xffaaaaaa); // A
+  QCOMPARE(digest.changed(d.bits.data(), d.stride, {QRect(0, 0, 128, 64)}).size(), 2);
+
+  // A frame that draws B, then A again: damage both times (the frame changed the tile, then
+  // the tile is damage for the rest of the frame), its final digest is A's.
+  d.set(1, 1, 0xffbbbbbb);
+  QCOMPARE(touch(QRect(0, 0, 8, 8)), (QList<QRect>{tile0}));
+  d.set(1, 1, 0xffaaaaaa);
+  QCOMPARE(touch(QRect(0, 0, 8, 8)), (QList<QRect>{tile0}));
+  settle();
+  QVERIFY(touch(QRect(0, 0, 8, 8)).isEmpty()); // A again: no change against the frame's end
+  settle();
+
+  // A frame that draws B, then C; the next frame draws B: a change against C, reported
+  // (the digest was taken again at the frame's end, not left at B).
+  d.set(1, 1, 0xffbbbbbb);
+  QCOMPARE(touch(QRect(0, 0, 4, 4)), (QList<QRect>{tile0}));
+  d.set(1, 1, 0xffcccccc);
+  QCOMPARE(touch(QRect(0, 0, 4, 4)), (QList<QRect>{tile0}));
+  settle();
+  d.set(1, 1, 0xffbbbbbb);
+  QCOMPARE(touch(QRect(0, 0, 4, 4)), (QList<QRect>{tile0}));
+  settle();
+
+  // A tile found unchanged is hashed again at its next touch in the same frame.
+  QVERIFY(touch(tile1).isEmpty());
+  d.set(70, 3, 0xff010203);
+  QCOMPARE(touch(tile1), (QList<QRect>{tile1}));
+  settle();
+  QVERIFY(digest.changed(d.bits.data(), d.stride, {QRect(0, 0, 128, 64)}).isEmpty());
 }
 
 QTEST_APPLESS_MAIN(TstTileDigest)
