@@ -912,7 +912,9 @@ async function main() {
     }
     await step(`waiting for REVIEWING (capture: ${cap && cap.isError ? JSON.stringify(cap.structuredContent) : 'ok'})`, s.phase('REVIEWING', EVENT_MS));
     // Asynchronously, so the console's control channel is read (and time-stamped) while
-    // virsh runs; the time is measured from the START of the destroy command (upper bound).
+    // virsh runs. The times are from the START of the destroy command; the VM is gone when
+    // virsh returns (QEMU killed: 0.1-1.3 s on a loaded machine), and the console must have
+    // closed within a second of that.
     const t0 = Date.now();
     const destroyed = new Promise((resolve) => execFile('virsh', ['-q', '-c', URI, 'destroy', VM.name], (err) => resolve({ err, t: Date.now() })));
     const c = await s.proc.waitFor((e) => e.event === 'closed', EVENT_MS).catch(() => null);
@@ -927,7 +929,9 @@ async function main() {
     const end = await s.closed(15000);
     await sleep(200);
     report.sessions.destroy = { phases: s.phases(), reason: c && c.reason, virsh_destroy_ms: destroyedAt - t0, virsh_error: d.err ? String(d.err.message).slice(0, 200) : null, closed_after_destroy_started_ms: closeMs, closed_line_after_destroy_started_ms: closedLineMs, exit: end.exit, run_dir_gone: s.runDirGone(), leftovers: s.leftovers().length };
-    check(5, 'virsh destroy during REVIEWING closes the console within a second (phase CLOSED), run dir gone, no process left', c && closeMs !== null && closeMs <= 1000 && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.destroy);
+    const sinceGone = closeMs !== null ? closeMs - (destroyedAt - t0) : null;
+    report.sessions.destroy.closed_after_vm_gone_ms = sinceGone;
+    check(5, 'virsh destroy during REVIEWING closes the console within a second of the VM being gone (phase CLOSED), run dir gone, no process left', c && sinceGone !== null && sinceGone <= 1000 && end.exit && end.exit.code === 0 && s.runDirGone() && s.leftovers().length === 0, report.sessions.destroy);
     check(5, 'the closed line names VM_GONE (libvirt reported the destroy; the RDP drop came first)', c && c.reason === 'VM_GONE', report.sessions.destroy);
   }
   serial.stop();
