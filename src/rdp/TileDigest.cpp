@@ -10,8 +10,7 @@ void TileDigest::reset(QSize desktop) {
   m_rows = m_size.isEmpty() ? 0 : (m_size.height() + kTile - 1) / kTile;
   m_digests.assign(std::size_t(m_columns) * std::size_t(m_rows), 0);
   m_known.assign(m_digests.size(), false);
-  m_seen.assign(m_digests.size(), Seen::No);
-  m_looked.assign(m_digests.size(), false);
+  m_seen.assign(m_digests.size(), Seen::NotChanged);
 }
 
 QRect TileDigest::tileRect(int column, int row) const {
@@ -59,7 +58,7 @@ QList<QRect> TileDigest::touch(const uchar* bits, qsizetype stride, const QList<
   if (!bits || m_size.isEmpty() || stride < qsizetype(m_size.width()) * 4)
     return out;
   const QRect desktop(QPoint(0, 0), m_size);
-  std::vector<std::size_t> looked; // the tiles of this call, to clear m_looked after it
+  std::vector<bool> looked(m_digests.size(), false);
   for (const QRect& reported : rects) {
     const QRect r = reported.intersected(desktop);
     if (r.isEmpty())
@@ -67,21 +66,18 @@ QList<QRect> TileDigest::touch(const uchar* bits, qsizetype stride, const QList<
     for (int row = r.top() / kTile; row <= r.bottom() / kTile; ++row) {
       for (int column = r.left() / kTile; column <= r.right() / kTile; ++column) {
         const std::size_t i = std::size_t(row) * std::size_t(m_columns) + std::size_t(column);
-        if (m_looked[i])
+        if (looked[i])
           continue;
-        m_looked[i] = true;
-        looked.push_back(i);
+        looked[i] = true;
         const QRect tile = tileRect(column, row);
-        if (m_seen[i] == Seen::Changed || m_seen[i] == Seen::ChangedAndDrawnAgain) {
+        if (m_seen[i] != Seen::NotChanged) {
           m_seen[i] = Seen::ChangedAndDrawnAgain; // damage for the rest of the frame
           out.append(tile);
           continue;
         }
         const uint64_t digest = hash(bits, stride, tile);
-        if (m_known[i] && m_digests[i] == digest) {
-          m_seen[i] = Seen::Unchanged;
+        if (m_known[i] && m_digests[i] == digest)
           continue;
-        }
         m_known[i] = true;
         m_digests[i] = digest;
         m_seen[i] = Seen::Changed;
@@ -89,8 +85,6 @@ QList<QRect> TileDigest::touch(const uchar* bits, qsizetype stride, const QList<
       }
     }
   }
-  for (const std::size_t i : looked)
-    m_looked[i] = false;
   return out;
 }
 
@@ -102,7 +96,7 @@ void TileDigest::settle(const uchar* bits, qsizetype stride) {
           hash(bits, stride, tileRect(int(i % std::size_t(m_columns)), int(i / std::size_t(m_columns))));
     else if (m_seen[i] == Seen::ChangedAndDrawnAgain)
       m_known[i] = false; // not readable: unknown, so its next look reports it
-    m_seen[i] = Seen::No;
+    m_seen[i] = Seen::NotChanged;
   }
 }
 

@@ -52,12 +52,11 @@ private:
   QSize m_size;
   int m_columns = 0;
   int m_rows = 0;
-  enum class Seen : uint8_t { No, Unchanged, Changed, ChangedAndDrawnAgain }; // in this frame
+  enum class Seen : uint8_t { NotChanged, Changed, ChangedAndDrawnAgain }; // in this frame
 
   std::vector<uint64_t> m_digests;
   std::vector<bool> m_known;
   std::vector<Seen> m_seen;
-  std::vector<bool> m_looked; // scratch of one touch(): each tile once per call
 };
 
 } // namespace gc
