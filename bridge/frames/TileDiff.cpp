@@ -64,6 +64,16 @@ QRect changedBox(const QImage& frame, const QImage& reference, const QRect& tile
   return QRect(x + left, top, right - left + 1, bottom - top + 1);
 }
 
+// The panel's own rule for a copy record (FrameReader::applyCopy, which detaches a shared
+// image), applied to our picture of the panel's canvas.
+void moveInPlace(QImage& image, const QRect& destination, QPoint source) {
+  FrameRecord copy;
+  copy.encoding = Encoding::Copy;
+  copy.area = destination;
+  copy.source = source;
+  FrameReader::applyCopy(image, copy);
+}
+
 } // namespace
 
 int TileDiff::detect(const QImage& frame, const DamageMask& damage, TileMap& tiles) const {
@@ -154,12 +164,7 @@ void TileDiff::applyMove(const QRect& from, const QPoint& to) {
     return;
   }
   settle();
-  FrameRecord copy;
-  copy.encoding = Encoding::Copy;
-  copy.area = destination;
-  copy.source = from.topLeft();
-  // The panel's own rule, applied to our picture of it (FrameReader::applyCopy detaches).
-  FrameReader::applyCopy(m_reference, copy);
+  moveInPlace(m_reference, destination, from.topLeft());
 }
 
 bool TileDiff::unmovedAt(const QRect& area) const {
@@ -176,11 +181,7 @@ void TileDiff::settle() {
   // unmoved pixels, as detect() did.
   const QList<Pending> pending = std::exchange(m_pending, {});
   for (const Pending& p : pending) {
-    FrameRecord copy;
-    copy.encoding = Encoding::Copy;
-    copy.area = p.destination;
-    copy.source = p.destination.topLeft() - p.offset;
-    FrameReader::applyCopy(m_reference, copy);
+    moveInPlace(m_reference, p.destination, p.destination.topLeft() - p.offset);
   }
 }
 
