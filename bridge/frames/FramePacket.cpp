@@ -1,6 +1,6 @@
 #include "bridge/frames/FramePacket.h"
 
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 
 #include <QtEndian>
 

@@ -1,6 +1,7 @@
 #include "bridge/frames/FramePipeline.h"
 
 #include "bridge/frames/FrameWorker.h"
+#include "privacy/SecureBytes.h"
 #include "privacy/SecureImage.h"
 
 namespace gc {

@@ -1,6 +1,6 @@
 #include "bridge/frames/JpegEncoder.h"
 
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 
 #include <turbojpeg.h>
 

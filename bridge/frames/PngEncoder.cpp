@@ -1,6 +1,6 @@
 #include "bridge/frames/PngEncoder.h"
 
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 
 #include <png.h>
 

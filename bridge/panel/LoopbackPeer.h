@@ -6,7 +6,7 @@
 // remote end is our local end, and the kernel knows its owner. PanelServer uses it to rank
 // pending connections: one from another uid can never evict one from ours.
 //
-// How (issue 26): one sock_diag request (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY, no dump)
+// How: one sock_diag request (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY, no dump)
 // names the exact 4-tuple and INET_DIAG_NOCOOKIE, so the kernel looks that one socket up in
 // its hash table and answers with its uid. The cost does not depend on how many sockets
 // other users keep (the old /proc/net/tcp scan read every one of them, TIME_WAIT included,

@@ -15,7 +15,7 @@
 // missing or wrong hello, or a hello that comes late is refused and closed. Every refusal
 // is counted. The handshake names no product (no Server: value).
 //
-// Before any of that, the TCP connection itself (issue 26): PanelServer accepts it on its own
+// Before any of that, the TCP connection itself: PanelServer accepts it on its own
 // QTcpServer, asks the kernel whose it is (LoopbackPeer, one sock_diag query: the cost does not
 // grow with the host's TCP table) and only then hands it to QWebSocketServer for the handshake.
 // At most kMaxHandshaking connections may be in the handshake at once, under the same rule

@@ -1,5 +1,5 @@
 // ActionPlan: turns the one ActionSpec into the exact InputEvent sequence the sink sends, all
-// of it one segment with nothing else in between (issue 25):
+// of it one segment with nothing else in between:
 // - click: hold_keys down in order; per click a move to the point, the button down and up
 //   there (count 1-3 times); hold_keys up in reverse. double_click / right_click are clicks.
 // - move: one pointer event.

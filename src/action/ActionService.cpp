@@ -70,7 +70,7 @@ QJsonObject ActionService::status() const {
                                   {QStringLiteral("label"), c.label},
                                   {QStringLiteral("action"), c.action.toJson()}});
   json.insert(QStringLiteral("candidates"), candidates);
-  // The capture's size and so the actions' coordinate space (issue 25.4).
+  // The capture's size and so the actions' coordinate space.
   QJsonObject capture{{QStringLiteral("bound"), m_grant.capture.toJson()}};
   if (const Outcome<CoordinateMapping> mapping = currentMapping(); mapping.ok()) {
     capture.insert(QStringLiteral("coordinate_space"), mapping->coordinateSpaceJson());

@@ -5,7 +5,7 @@
 //
 // - status: phase, run, task, VM, grant digest (and the candidates, as data).
 // - captureDesktop: CAPTURING or REVIEWING only; the current frame as PNG in memory, scaled
-//   to the grant's capture size (CaptureScaler; the grant's `capture` section, issue 25.4).
+//   to the grant's capture size (CaptureScaler; the grant's `capture` section).
 //   The first capture moves CAPTURING → REVIEWING. The evidence gets the PNG's SHA-256 only
 //   (of the PNG the model got).
 // - zoomDesktop: a region of the capture's space at full desktop resolution, where capture is

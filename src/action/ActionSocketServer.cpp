@@ -3,7 +3,7 @@
 #include "action/ActionService.h"
 #include "action/CaptureScaler.h"
 #include "common/StrictJson.h"
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 #include "relay/PeerCredentials.h"
 #include "relay/RelayProtocol.h"
 

@@ -1,4 +1,4 @@
-// CaptureScaler: the capture scaled to the grant's capture size (issue 25 item 4), by a
+// CaptureScaler: the capture scaled to the grant's capture size, by a
 // deterministic filter: area averaging. Each output pixel is the mean of the desktop pixels
 // its footprint covers, each weighted by the exact area it covers (integer weights: the
 // footprint of output pixel x is [x·W/w, (x+1)·W/w) in desktop pixels), rounded half up, per

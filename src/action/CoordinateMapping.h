@@ -1,4 +1,4 @@
-// CoordinateMapping: from the space the model saw (the scaled capture, issue 25 item 4) to
+// CoordinateMapping: from the space the model saw (the scaled capture) to
 // desktop pixels, exactly and documented (docs/mcp.md "Coordinates"):
 //   a point (x, y) of a w × h capture is the desktop pixel
 //     X = floor((x + 0.5) · W / w),  Y = floor((y + 0.5) · H / h)

@@ -38,13 +38,13 @@ struct Receipt {
   std::optional<Failure> failure; // why the send failed (Result::Failed only)
   int eventsSent = 0;
   QSize desktop; // the session's desktop when the action ran (its frame's size)
-  // Where the action's coordinates came from and went (issue 25.4): the capture's space (or
+  // Where the action's coordinates came from and went: the capture's space (or
   // UI-TARS' normalised one), the desktop, and each point's mapping (CoordinateMapping).
   QJsonObject coordinateSpace;
   QJsonObject mappedTo;
   QJsonObject mapping;
   QDateTime time; // UTC, when the send finished (and the guest confirmed, or did not)
-  // What the release after a failed or interrupted send did (issue 25 point 5).
+  // What the release after a failed or interrupted send did.
   struct Release {
     bool attempted = false;
     bool ok = false;

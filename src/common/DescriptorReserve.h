@@ -3,7 +3,7 @@
 // still work at the limit can: accepting and sorting panel connections, the control channel,
 // the evidence append, teardown. And the check before a grant is consumed: a process that
 // has not got the descriptors a run needs refuses with RESOURCE_EXHAUSTED and spends nothing
-// (issue 26).
+//.
 //
 // Thread: the main thread (the reserve is process-wide state without a lock).
 #pragma once

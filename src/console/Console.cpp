@@ -179,7 +179,7 @@ Status Console::acceptGuestSync(const Outcome<SyncResult>& sync) {
     return Status(sync.failure());
   m_barrier.noteConfirmation(entry::lockConfirmation(*sync, m_grant.lock.confirmation));
   // A quiet screen is not a confirmation: a frozen guest is quiet too, and would run the
-  // drained input later, just before the model's action (issue 24). Fail closed unless the
+  // drained input later, just before the model's action. Fail closed unless the
   // grant opted into the weaker rule.
   const bool settleAllowed = m_grant.lock.confirmation == Grant::Lock::Confirmation::Settle;
   if (sync->confirmedBy == SyncConfirmation::SettleOnly && !settleAllowed) {
@@ -418,7 +418,7 @@ void Console::requestLock(const QString& by) {
   }
 }
 
-// Issue 27: the guest's frames are acknowledged no faster than the panel presents them, at a
+// The guest's frames are acknowledged no faster than the panel presents them, at a
 // bounded rate with no panel, and at once from the lock's guest sync to the capture (output
 // is not suppressed between them: the capture shows the latest frame).
 void Console::updatePacing() {

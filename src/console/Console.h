@@ -146,7 +146,7 @@ private:
   bool acceptDesktop(QSize presented, const QString& when);
   void onFrame(const QImage& frame, const QList<QRect>& dirty);
   void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
-  // The panel presented a frame: the guest's acknowledgements it covers may go (issue 27).
+  // The panel presented a frame: the guest's acknowledgements it covers may go.
   void onFrameAcked(quint32 frame);
   void sendWelcome();
   // The whole desktop to the panel again (after welcome, or when it could not paint a frame).
@@ -163,7 +163,7 @@ private:
   // screen's quiet vouches for the drained input and the grant did not allow that.
   Status acceptGuestSync(const Outcome<SyncResult>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
-  void updatePacing(); // the reader's frame pacing for the phase and the panel (issue 27)
+  void updatePacing(); // the reader's frame pacing for the phase and the panel
   void teardown();
   // The frame buffers' share of the cleanup record (WipeLedger), once the pipeline let go.
   void accountFrameWipes(const FramePipeline::Wiped& frames);
@@ -204,7 +204,7 @@ private:
   QByteArray m_capability;
   Lifecycle m_lifecycle = Lifecycle::Opening;
   int m_authAttempt = 0;
-  // Pacing (issue 27): the newest FrameUpdate serial, and which one each panel packet showed.
+  // Pacing: the newest FrameUpdate serial, and which one each panel packet showed.
   quint64 m_frameSerial = 0;
   std::deque<std::pair<quint32, quint64>> m_packetSerials;
   quint64 m_panelRefreshes = 0; // frame_refresh requests: the panel could not paint a frame

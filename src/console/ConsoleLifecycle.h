@@ -1,4 +1,4 @@
-// The console's own lifecycle (issue 28), beside the run's phases (session/Phase.h): where
+// The console's own lifecycle, beside the run's phases (session/Phase.h): where
 // the console is in opening, logging in, serving and tearing down. One enum, one edge table
 // with a reason per edge; Console::setLifecycle() is the only place it changes.
 //

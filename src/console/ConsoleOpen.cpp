@@ -58,7 +58,7 @@ Status Console::prepareProcess() {
   ::setrlimit(RLIMIT_CORE, &none);
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   ::signal(SIGPIPE, SIG_IGN);
-  DescriptorReserve::hold(); // for accept, evidence and teardown at the descriptor limit (issue 26)
+  DescriptorReserve::hold(); // for accept, evidence and teardown at the descriptor limit
   return success();
 }
 
@@ -124,8 +124,8 @@ Status Console::spawnReader() {
   connect(m_rdp.get(), &RdpReader::failed, this, &Console::onRdpFailed);
   connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
   connect(m_rdp.get(), &RdpReader::frameUpdated, this, [this](const FrameUpdate& update) {
-    m_frameSerial = update.serial; // the pacing's account (issue 27)
-    // Issue 27.5: the guest's own copies go to the panel as copies.
+    m_frameSerial = update.serial; // the pacing's account
+    // The guest's own copies go to the panel as copies.
     m_pipeline.noteGuestMoves(m_rdp->guestMoves());
     onFrame(update.frame, update.dirty);
   });
@@ -145,7 +145,7 @@ Status Console::checkCertificatePin() {
   return success();
 }
 
-// Every descriptor the run needs is there before the grant is spent (issue 26); from here on
+// Every descriptor the run needs is there before the grant is spent; from here on
 // the grant is spent, whatever happens next.
 Status Console::spendGrant() {
   if (Status fds = DescriptorReserve::ensureFree(); !fds.ok()) {
@@ -200,7 +200,7 @@ Status Console::listenForPanel() {
 
 void Console::connectPanelSignals() {
   connect(m_panel.get(), &PanelServer::panelAuthorized, this, [this](const panel::Hello& hello) {
-    m_pipeline.setCopyRects(hello.copyRect); // issue 27.5: moves as copies, if the panel takes them
+    m_pipeline.setCopyRects(hello.copyRect); // Moves as copies, if the panel takes them
     onPanelAuthorized(hello.clientKind, hello.clientVersion);
   });
   connect(m_panel.get(), &PanelServer::panelGone, this,

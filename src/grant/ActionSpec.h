@@ -1,5 +1,5 @@
 // ActionSpec: the one synthetic action a grant may offer the model and the MCP perform_action
-// tool may run (issue 25). One canonical vocabulary, each kind exactly once; a kind is ONE
+// tool may run. One canonical vocabulary, each kind exactly once; a kind is ONE
 // vocabulary-level action that may expand into many input PDUs (ActionPlan):
 //   click {x, y, button, count 1-3, hold_keys}   (aliases double_click, right_click)
 //   move {x, y}

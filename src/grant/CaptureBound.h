@@ -1,4 +1,4 @@
-// CaptureBound: the grant's `capture` section (issue 25 item 4): the size of the image the
+// CaptureBound: the grant's `capture` section: the size of the image the
 // model sees, and so the coordinate space of its actions and zoom regions.
 //   absent               the desktop's own size (no scaling: the capture's bytes as before)
 //   {"size": [w, h]}     exactly w × h (e.g. XGA 1024×768, WXGA 1280×800); never larger than

@@ -79,9 +79,9 @@ struct Grant {
   Panel panel;
   Mcp mcp;
   Lock lock;
-  CaptureBound capture;        // the `capture` section (issue 25.4); default: the desktop's size
+  CaptureBound capture;        // the `capture` section; default: the desktop's size
   QList<Candidate> candidates; // empty when the grant has no "action"
-  ActionPolicy actionPolicy;   // action.kinds / limits / text_input (issue 25); default: the original four
+  ActionPolicy actionPolicy;   // action.kinds / limits / text_input; default: the original four
   QByteArray digestHex;        // SHA-256 of the exact file bytes, lowercase hex
   bool signed_ = false;        // a configured issuer key verified the signature
 

@@ -8,7 +8,7 @@
 // elsewhere. Entries are never pruned (a line is about 145 bytes; a consumed grant must stay
 // refused after it expires too, or a clock change could revive it).
 //
-// Nobody else can swap or burn the ledger (issue 26):
+// Nobody else can swap or burn the ledger:
 // - every directory from the anchor down to the ledger's own is opened by descriptor (an
 //   openat chain, O_DIRECTORY|O_NOFOLLOW) and checked on that descriptor: owned by us or
 //   root, not writable by group or others unless sticky. Otherwise another user could rename

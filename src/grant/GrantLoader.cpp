@@ -55,7 +55,7 @@ const QRegularExpression& utcTimePattern() {
 }
 
 // What the operator is shown (the panel's title and metadata, the VM's name, the MCP
-// server…) must read as what it is (issue 26): no C0 or C1 control, no DEL, no line or
+// server…) must read as what it is: no C0 or C1 control, no DEL, no line or
 // paragraph separator, and no bidirectional formatting character (embeddings, overrides,
 // isolates, marks), which could make a value display as something else
 // (https://trojansource.codes, CVE-2021-42574).

@@ -1,5 +1,7 @@
 #include "guestlink/DesktopFrames.h"
 
+#include "privacy/SecureZero.h"
+
 #include <atomic>
 #include <cstring>
 #include <strings.h>
@@ -27,7 +29,7 @@ void copyRect(QImage& to, const uchar* from, qsizetype stride, const QRect& rect
 }
 
 void zeroPixels(QImage& image) {
-  explicit_bzero(image.bits(), std::size_t(image.sizeInBytes())); // guest pixels
+  secureZero(image.bits(), std::size_t(image.sizeInBytes())); // guest pixels
 }
 
 // Only the pool holds it: nobody can read it while it is written. The acquire fence pairs

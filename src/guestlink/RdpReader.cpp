@@ -1,5 +1,6 @@
 #include "guestlink/RdpReader.h"
 
+#include "privacy/SecureZero.h"
 #include "sandbox/ReaderSandbox.h"
 
 #include <QCoreApplication>
@@ -329,7 +330,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
   start.credentials = std::move(credentials);
   QByteArray datagram = wire::encode(wire::ToReader(std::move(start)));
   const Status sent = ReaderSocket::send(m_socket, datagram, fd.value());
-  explicit_bzero(datagram.data(), std::size_t(datagram.size())); // it carried the credentials
+  secureZero(datagram.data(), std::size_t(datagram.size())); // it carried the credentials
   ::close(fd.value());
   if (!sent.ok()) {
     breach(sent.failure().message);

@@ -100,7 +100,7 @@ public:
   void startGuestSync(SyncTiming timing, SyncDone done);
   void cancelGuestSync();
 
-  // Frame pacing in the reader (rdp/FramePacer.h, issue 27): the mode, and "the panel
+  // Frame pacing in the reader (rdp/FramePacer.h): the mode, and "the panel
   // presented every frame up to FrameUpdate::serial `upto`" (the reader hears the lease
   // that frame held). Fire and forget.
   void setPacing(PacingMode mode);
@@ -138,7 +138,7 @@ public:
 
   // The guest's own moves (RDPGFX SurfaceToSurface, CacheToSurface) behind the frame being
   // handed out, in order: read from a frameUpdated() receiver, for the panel encoder to send
-  // as copies when the frame shows them (issue 27.5). Checked inside the desktop; at most
+  // as copies when the frame shows them. Checked inside the desktop; at most
   // kMaxGuestMoves (more: none, the frame's damage covers them).
   static constexpr int kMaxGuestMoves = 16;
   // Each as (source area, target top-left).

@@ -1,5 +1,7 @@
 #include "guestlink/ReaderSocket.h"
 
+#include "privacy/SecureZero.h"
+
 #include <QString>
 
 #include <cerrno>
@@ -44,7 +46,7 @@ Status ReaderSocket::send(int socket, QByteArrayView datagram, int passFd) {
 }
 
 void ReaderSocket::Buffer::wipe() {
-  explicit_bzero(bytes.data(), std::size_t(size));
+  secureZero(bytes.data(), std::size_t(size));
   size = 0;
 }
 

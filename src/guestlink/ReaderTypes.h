@@ -76,7 +76,7 @@ struct ConnectTrace {
   bool socketConnected = false; // the TCP connection to the guest was established
 };
 
-// How the reader paces the guest's frames (rdp/FramePacer.h, issue 27): Unpaced (every
+// How the reader paces the guest's frames (rdp/FramePacer.h): Unpaced (every
 // frame acknowledged at once), NoPanel (nobody looks: a bounded rate, Suppress Output),
 // Panel (no faster than the panel presents).
 enum class PacingMode : quint8 { Unpaced = 0, NoPanel = 1, Panel = 2 };

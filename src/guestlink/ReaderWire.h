@@ -62,7 +62,7 @@ enum class Type : quint16 {
   Abort,
   SelfTest, // test builds only
   Unicode,
-  // console → reader: frame pacing (issue 27), numbered apart from the others
+  // console → reader: frame pacing, numbered apart from the others
   Pacing = 40,
   Presented,
   // reader → console

@@ -1,5 +1,7 @@
 #include "guestlink/SharedDesktop.h"
 
+#include "privacy/SecureZero.h"
+
 #include <QString>
 
 #include <cerrno>
@@ -81,7 +83,7 @@ Outcome<SharedDesktop> SharedDesktop::adopt(int fd) {
 qsizetype SharedDesktop::wipe() {
   if (!m_bytes)
     return 0;
-  explicit_bzero(m_bytes, std::size_t(m_size));
+  secureZero(m_bytes, std::size_t(m_size));
   return m_size;
 }
 
@@ -93,7 +95,7 @@ void SharedDesktop::closeDescriptor() {
 
 void SharedDesktop::release() noexcept {
   if (m_bytes) {
-    explicit_bzero(m_bytes, std::size_t(m_size));
+    secureZero(m_bytes, std::size_t(m_size));
     ::munmap(m_bytes, std::size_t(m_size));
   }
   closeDescriptor();

@@ -1,5 +1,7 @@
 #include "privacy/CredentialNeedles.h"
 
+#include "privacy/SecureZero.h"
+
 #include <QChar>
 
 #include <openssl/evp.h>
@@ -47,7 +49,7 @@ void md4Block(std::uint32_t h[4], const unsigned char* block) {
     a = d, d = c, c = b, b = t;
   }
   h[0] += a, h[1] += b, h[2] += c, h[3] += d;
-  explicit_bzero(x, sizeof x);
+  secureZero(x, sizeof x);
   a = b = c = d = 0;
 }
 
@@ -98,8 +100,8 @@ Outcome<SecureBuffer> CredentialNeedles::ntHashOf(QByteArrayView passwordUtf16le
   for (int i = 0; i < 16; ++i)
     digest[i] = char(h[i / 4] >> (8 * (i % 4)));
   const bool appended = out.value().append(QByteArrayView(digest, kDigest));
-  explicit_bzero(digest, sizeof digest);
-  explicit_bzero(h, sizeof h);
+  secureZero(digest, sizeof digest);
+  secureZero(h, sizeof h);
   if (!appended)
     return Failure{Refusal::Internal, QStringLiteral("secure buffer too small")};
   return out;

@@ -1,5 +1,7 @@
 #include "privacy/SecureBuffer.h"
 
+#include "privacy/SecureZero.h"
+
 #include <QFile>
 
 #include <atomic>
@@ -83,14 +85,14 @@ bool SecureBuffer::resize(std::size_t size) {
   if (size > m_capacity)
     return false;
   if (size < m_size)
-    explicit_bzero(m_data + size, m_size - size);
+    secureZero(m_data + size, m_size - size);
   m_size = size;
   return true;
 }
 
 void SecureBuffer::clear() {
   if (m_data)
-    explicit_bzero(m_data, m_mappedLength);
+    secureZero(m_data, m_mappedLength);
   m_size = 0;
 }
 
@@ -129,7 +131,7 @@ void SecureBuffer::setUnmapHookForTesting(UnmapHook hook) {
 void SecureBuffer::release() noexcept {
   if (!m_data)
     return;
-  explicit_bzero(m_data, m_mappedLength);
+  secureZero(m_data, m_mappedLength);
   if (auto hook = s_unmapHook.load())
     hook(m_data, m_mappedLength);
   // munmap also drops the lock.

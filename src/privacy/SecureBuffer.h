@@ -48,7 +48,7 @@ public:
   // Sets the size explicitly after writing into data() (e.g. a read() into the buffer).
   [[nodiscard]] bool resize(std::size_t size);
 
-  // Wipes every byte of the capacity (explicit_bzero: not optimised away) and empties it.
+  // Wipes every byte of the capacity (secureZero: not optimised away) and empties it.
   // The mapping stays so the buffer can be refilled.
   void clear();
 

@@ -1,5 +1,7 @@
 #include "privacy/ZeroingAllocator.h"
 
+#include "privacy/SecureZero.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -46,8 +48,8 @@ bool isMmapped(const void* block) {
 void zeroBlock(void* block) {
   if (isMmapped(block))
     return;
-  // explicit_bzero: a store the compiler must not drop although the block dies right after.
-  explicit_bzero(block, malloc_usable_size(block));
+  // secureZero: a store the compiler must not drop although the block dies right after.
+  gc::secureZero(block, malloc_usable_size(block));
 }
 
 } // namespace

@@ -2,14 +2,14 @@
 // freed it. Explicit wipes cover the buffers the console owns; the copies Qt (QWebSocket and
 // QLocalSocket write buffers, QJsonValue storage), FreeRDP (the transport's stream pool,
 // codec buffers) and OpenSSL (TLS record buffers) free on their own are out of reach by
-// pointer, and they held guest pixels after close (issue 16.5).
+// pointer, and they held guest pixels after close.
 //
 // How: the executable defines free() and realloc() in front of glibc's (the dynamic linker
 // binds every library's calls to them): a freed block is zeroed, then handed to glibc
 // (`__libc_free`), before its per-thread cache can take it; realloc moves through the same
 // free. Blocks glibc unmaps on free are left alone (the kernel zeroes those pages), so the
 // zeroing never makes memory resident that was not (glibc's M_PERTURB, used before, filled
-// every new block too: a guest-sized allocation became resident at once, issue 24). In the
+// every new block too: a guest-sized allocation became resident at once). In the
 // sanitizer build ASan owns the heap: `__asan_default_options` asks it to zero freed blocks
 // instead (free_fill_byte=0, no size limit; ASAN_OPTIONS may still override it).
 // Until install() the two only forward to glibc.

@@ -1,6 +1,7 @@
 #include "rdp/ConnectGuard.h"
 
 #include "privacy/SecureBuffer.h"
+#include "privacy/SecureZero.h"
 #include "rdp/WLogRouter.h"
 
 #include <QLoggingCategory>
@@ -21,14 +22,14 @@ int wipeBlob(rdpSettings* settings, FreeRDP_Settings_Keys_Pointer key,
   const UINT32 length = freerdp_settings_get_uint32(settings, lengthKey);
   auto* data = static_cast<BYTE*>(freerdp_settings_get_pointer_writable(settings, key));
   if (data && length > 0)
-    explicit_bzero(data, length);
+    secureZero(data, length);
   freerdp_settings_set_pointer_len(settings, key, nullptr, 0);
   return data ? int(length) : 0;
 }
 
 void wipeString(rdpSettings* settings, FreeRDP_Settings_Keys_String key) {
   if (char* value = freerdp_settings_get_string_writable(settings, key))
-    explicit_bzero(value, std::strlen(value));
+    secureZero(value, std::strlen(value));
   freerdp_settings_set_string(settings, key, nullptr);
 }
 

@@ -1,5 +1,7 @@
 #include "rdp/DesktopSurface.h"
 
+#include "privacy/SecureZero.h"
+
 #include <cstring>
 #include <string.h>
 
@@ -55,7 +57,7 @@ DesktopSurface::DesktopSurface(qsizetype capacity)
 
 DesktopSurface::~DesktopSurface() {
   if (m_owned)
-    explicit_bzero(m_owned.get(), m_memory.size());
+    secureZero(m_owned.get(), m_memory.size());
 }
 
 bool DesktopSurface::fits(QSize size) const {
@@ -70,7 +72,7 @@ bool DesktopSurface::resize(QSize size) {
     return false;
   const std::size_t old = std::size_t(m_size.width()) * std::size_t(m_size.height()) * kBytesPerPixel;
   const std::size_t now = std::size_t(size.width()) * std::size_t(size.height()) * kBytesPerPixel;
-  explicit_bzero(m_memory.data(), std::max(old, now));
+  secureZero(m_memory.data(), std::max(old, now));
   m_size = size;
   m_resized = size;
   m_moves.clear();
@@ -231,7 +233,7 @@ DesktopSurface::Changes DesktopSurface::takeChanges() {
 }
 
 void DesktopSurface::wipe() {
-  explicit_bzero(m_memory.data(), m_memory.size());
+  secureZero(m_memory.data(), m_memory.size());
   m_resized.reset();
   m_moves.clear();
   m_damage = QRegion();

@@ -1,5 +1,5 @@
 // FramePacer: when the console's RDPGFX client acknowledges a frame (RDPGFX_FRAME_ACKNOWLEDGE,
-// MS-RDPEGFX 2.2.2.13), so the guest draws no faster than anyone looks (issue 27 item 3).
+// MS-RDPEGFX 2.2.2.13), so the guest draws no faster than anyone looks.
 // A server keeps only a few frames unacknowledged; an acknowledgement held back is the
 // protocol's own way to slow it down, and nothing the guest sent is dropped.
 //

@@ -1,5 +1,6 @@
 #include "rdp/FrontGuard.h"
 
+#include "privacy/SecureZero.h"
 #include "rdp/RdpContext.h"
 #include "rdp/WLogRouter.h"
 
@@ -146,7 +147,7 @@ bool FrontGuard::checkDynvcChunk(const uint8_t* data, size_t size, uint32_t flag
   m_dynvcNs.fetch_add(nowNs() - start, std::memory_order_relaxed);
   m_dynvcMessages.fetch_add(1, std::memory_order_relaxed);
   if (m_headLength) { // the copy held guest bytes
-    explicit_bzero(m_head.data(), m_headLength);
+    secureZero(m_head.data(), m_headLength);
     m_headLength = 0;
   }
   if (const auto* v = std::get_if<front::Violation>(&result)) {

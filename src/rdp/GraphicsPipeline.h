@@ -13,7 +13,7 @@
 //   (drdynvc_process_create_request); every name but RDPGFX's has none. The server's create
 //   requests are read on their way in (ReceiveChannelData, before drdynvc) and the refused
 //   ones counted by name (ChannelReport). There too, before drdynvc reserves anything, the
-//   declared sizes are bounded (a chunked message's total, a DATA_FIRST's Length: issue 24's
+//   declared sizes are bounded (a chunked message's total, a DATA_FIRST's Length: a hostile
 //   4 GiB DATA_FIRST): beyond Limits it is RDP_RESOURCE_LIMIT and drdynvc never sees it.
 // - Lossless only: no AVC420/AVC444 (lossy) and no RemoteFX; progressive, planar,
 //   ClearCodec, alpha and uncompressed are decoded (gfx/CodecDispatch). The small cache

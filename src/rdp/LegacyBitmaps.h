@@ -1,7 +1,7 @@
 // LegacyBitmaps: the legacy path's 32 bpp bitmaps (Bitmap Updates and cached bitmaps, RDP 6.0
 // planar, rows bottom-up) decoded by the project's own PlanarDecoder (src/rdp/codec/), in
 // front of FreeRDP's GDI. FreeRDP's planar context is sized for the whole desktop whatever the
-// bitmaps are: at 1920x1080 it held 35.6 MiB resident in the reader (issue 27.2), beside a
+// bitmaps are: at 1920x1080 it held 35.6 MiB resident in the reader, beside a
 // decoder the graphics pipeline already has. Interleaved (15/16/24 bpp) and uncompressed
 // bitmaps stay FreeRDP's (its interleaved context is 64x64-sized).
 //

@@ -1,5 +1,6 @@
 #include "rdp/RdpSession.h"
 
+#include "privacy/SecureZero.h"
 #include "rdp/DisconnectUltimatum.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
@@ -74,7 +75,7 @@ quint32 serverInputCaps(rdpSettings* settings) {
 // are overwritten by value afterwards (scrubCredentialResidue).
 void wipeSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key) {
   if (char* value = freerdp_settings_get_string_writable(settings, key))
-    explicit_bzero(value, std::strlen(value));
+    secureZero(value, std::strlen(value));
   freerdp_settings_set_string(settings, key, nullptr);
 }
 

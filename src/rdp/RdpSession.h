@@ -102,7 +102,7 @@ public:
   void startGuestSync(GuestSync::Timing timing, GuestSync::Done done);
   void cancelGuestSync() { m_guestSync.cancel(); }
 
-  // Frame pacing (FramePacer.h, issue 27): how fast the guest's RDPGFX frames are
+  // Frame pacing (FramePacer.h): how fast the guest's RDPGFX frames are
   // acknowledged. Unpaced until told otherwise. Leaving NoPanel asks the server for the
   // whole desktop again (Suppress Output, allow = true); entering it suppresses output (a
   // server that advertises Suppress Output: every legacy one the console meets, and

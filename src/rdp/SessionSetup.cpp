@@ -39,7 +39,7 @@ bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, c
 // decodes with FreeRDP's interleaved and our own planar (LegacyBitmaps; SurfaceBits are
 // refused unless uncompressed: the fronts); the graphics pipeline is our own client with its
 // own decoders (gfx/CodecDispatch). FreeRDP's reset and prepare calls skip a codec that is
-// NULL, so the rest go (issue 27.2): the planar context alone held 35.6 MiB at 1080p.
+// NULL, so the rest go: the planar context alone held 35.6 MiB at 1080p.
 void releaseUnusedCodecs(rdpCodecs* codecs) {
   if (!codecs)
     return;
@@ -232,7 +232,7 @@ BOOL SessionSetup::postConnect(freerdp* instance) {
   if (!self->admitDesktopSize(presented, "Demand Active") || !desktop.resize(presented))
     return FALSE;
   // FreeRDP's GDI draws the legacy bitmap path straight into the surface of record (the shared
-  // desktop in the reader): no primary surface of its own beside it (issue 27.1). No free
+  // desktop in the reader): no primary surface of its own beside it. No free
   // function: the buffer stays the surface's (gdi_free and gdi_resize_ex leave it alone).
   auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
   if (!ctx->gdiDigest)
@@ -252,7 +252,7 @@ BOOL SessionSetup::postConnect(freerdp* instance) {
 
 void SessionSetup::postDisconnect(freerdp* instance) {
   // The GDI's primary is the surface of record, which RdpSession wipes after the session
-  // (guest pixels, issue 16.5); gdi_free frees only the GDI's own objects.
+  // (guest pixels); gdi_free frees only the GDI's own objects.
   gdi_free(instance);
 }
 

@@ -39,9 +39,9 @@ int main(int argc, char** argv) {
   // A fixed mmap threshold, as in the console (src/app/main.cpp): glibc's default raises it (up
   // to 32 MB) whenever a large block is freed, and the certificate probe's FreeRDP context
   // frees tens of MB of codec state before the session allocates its own; from then on those
-  // blocks came from arenas that keep their pages (zeroed, resident) after free (issue 27).
+  // blocks came from arenas that keep their pages (zeroed, resident) after free.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-  // Freed blocks hold zeros here too: what a decoder might read out of bounds (issue 24: a
+  // Freed blocks hold zeros here too: what a decoder might read out of bounds (a
   // ClearCodec glyph showed ~57 KiB of stale heap, NTLM and TLS names among it) is then only
   // what is live, never what the session's setup left behind.
   gc::ZeroingAllocator::install();

@@ -1,7 +1,7 @@
 #include "relay/McpRelay.h"
 
 #include "privacy/RunDirectory.h"
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 #include "relay/McpServer.h"
 #include "relay/RelayConnection.h"
 #include "relay/RelayProtocol.h"

@@ -87,7 +87,7 @@ O statusSchema() {
                         {QStringLiteral("mcp_tool"), O{{kType, kString}}},
                         {QStringLiteral("acted"), O{{kType, QStringLiteral("boolean")}}},
                         {QStringLiteral("lock_confirmation"), lockConfirmationSchema()},
-                        // The grant's capture bound and the coordinate space it gives (issue 25.4).
+                        // The grant's capture bound and the coordinate space it gives.
                         {QStringLiteral("capture"), O{{kType, kObject}}},
                         {QStringLiteral("candidates"),
                          O{{kType, QStringLiteral("array")}, {QStringLiteral("items"), candidate}}}},
@@ -123,7 +123,7 @@ O edges(const QString& description) {
 }
 
 // capture_desktop's structured result: the PNG's size, hash, and how it was scaled from the
-// desktop (issue 25.4; to = from when the grant has no capture section).
+// desktop (to = from when the grant has no capture section).
 O scaledCaptureSchema() {
   O schema = captureSchema();
   O properties = schema.value(QStringLiteral("properties")).toObject();

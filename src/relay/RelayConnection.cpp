@@ -1,7 +1,7 @@
 #include "relay/RelayConnection.h"
 
 #include "common/StrictJson.h"
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 #include "relay/PeerCredentials.h"
 #include "relay/RelayProtocol.h"
 

@@ -24,7 +24,7 @@ inline constexpr QLatin1StringView kActionTool("perform_action");
 
 inline constexpr QLatin1StringView kOpStatus("status");
 inline constexpr QLatin1StringView kOpCapture("capture_desktop");
-inline constexpr QLatin1StringView kOpZoom("zoom_desktop"); // an observation like capture (issue 25.4)
+inline constexpr QLatin1StringView kOpZoom("zoom_desktop"); // an observation like capture
 inline constexpr QLatin1StringView kOpPerform("perform_action");
 inline constexpr QLatin1StringView kOpLock("request_lock");
 

@@ -180,7 +180,7 @@ bool installFilter() {
   f.allowIf(SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
   f.refuseIf(EPERM, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   f.refuse(ENOSYS, {SCMP_SYS(clone3)});
-  // libunwind (heaptrack's backtraces, issue 27.6) asks mincore whether an address is
+  // libunwind (heaptrack's backtraces) asks mincore whether an address is
   // mapped: refused, so the frame counts as unreadable, rather than fatal.
   f.refuse(ENOSYS, {SCMP_SYS(mincore)});
   // Its own memory only (the residue scrub), its own signals only (abort()).

@@ -1,5 +1,6 @@
 #include "session/ControlChannel.h"
 
+#include "privacy/SecureZero.h"
 #include "session/SecretJson.h"
 
 #include <QJsonArray>
@@ -67,7 +68,7 @@ void ControlChannel::onReadable() {
   }
   const std::size_t rest = m_buffer.size() - start;
   std::memmove(m_buffer.data(), m_buffer.data() + start, rest);
-  explicit_bzero(m_buffer.data() + rest, m_buffer.capacity() - rest);
+  secureZero(m_buffer.data() + rest, m_buffer.capacity() - rest);
   (void)m_buffer.resize(rest);
 
   if (m_buffer.size() == m_buffer.capacity()) { // a line longer than the bound

@@ -1,6 +1,7 @@
 #include "session/SecretJson.h"
 
 #include "common/StrictJson.h"
+#include "privacy/SecureZero.h"
 
 namespace gc {
 namespace {
@@ -66,7 +67,7 @@ bool appendUtf8(SecureBuffer& out, unsigned cp) {
     b[n++] = char(0x80 | (cp & 0x3F));
   }
   const bool ok = out.append(QByteArrayView(b, n));
-  explicit_bzero(b, sizeof b);
+  secureZero(b, sizeof b);
   return ok;
 }
 

@@ -143,7 +143,7 @@ std::variant<Plan, UsageError> plan(QCommandLineParser& parser, QIODevice& stand
       return usage(QStringLiteral("--desktop-size-from needs --desktop (the size the console requests)"));
     d.desktopSizeFrom = parser.value(QStringLiteral("desktop-size-from"));
   }
-  // capture (issue 25.4): one of a fixed size or a long-edge bound; the loader judges them.
+  // capture: one of a fixed size or a long-edge bound; the loader judges them.
   if (parser.isSet(QStringLiteral("capture-size")) && parser.isSet(QStringLiteral("capture-long-edge")))
     return usage(QStringLiteral("--capture-size and --capture-long-edge exclude each other"));
   if (parser.isSet(QStringLiteral("capture-size"))) {

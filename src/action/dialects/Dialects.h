@@ -1,4 +1,4 @@
-// The benchmark dialects perform_action accepts beside the canonical vocabulary (issue 25):
+// The benchmark dialects perform_action accepts beside the canonical vocabulary:
 // {"anthropic": <computer tool input>}, {"openai": <one computer-use action>},
 // {"osworld": {"action_type", "parameters"}} (computer_13), {"ui_tars": "click(start_box=...)"}.
 // Each is ONE small table in its own file that turns the dialect's action into a canonical
@@ -25,7 +25,7 @@ namespace gc::dialects {
 
 struct Context {
   // The pixels the dialect's coordinates are in: the capture's space (the scaled image the model
-  // saw, issue 25.4); for UI-TARS the desktop itself, onto which it maps its normalised values.
+  // saw); for UI-TARS the desktop itself, onto which it maps its normalised values.
   QSize desktop;
   std::optional<QPoint> pointer; // where the console last put the pointer, in the same pixels
 };

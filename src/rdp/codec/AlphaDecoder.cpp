@@ -1,6 +1,6 @@
 #include "rdp/codec/AlphaDecoder.h"
 
-#include "rdp/codec/ByteReader.h"
+#include "rdp/front/Wire.h"
 
 namespace gc::codec {
 
@@ -19,10 +19,10 @@ Violation bad(std::string_view rule) {
 Checked<Ok> AlphaDecoder::decode(std::span<const uint8_t> stream, const Pixels& out) {
   if (!out.valid())
     return bad("bitmap size out of range");
-  ByteReader r(stream);
+  front::Wire r(stream);
   uint16_t signature = 0;
   uint16_t compressed = 0;
-  if (!r.u16(signature) || !r.u16(compressed))
+  if (!r.u16le(signature) || !r.u16le(compressed))
     return bad("stream shorter than its header");
   if (signature != kSignature)
     return bad("wrong signature");
@@ -51,10 +51,10 @@ Checked<Ok> AlphaDecoder::decode(std::span<const uint8_t> stream, const Pixels& 
     uint32_t count = count8;
     if (count8 == 0xFF) {
       uint16_t count16 = 0;
-      if (!r.u16(count16))
+      if (!r.u16le(count16))
         return bad("segment cut short");
       count = count16;
-      if (count16 == 0xFFFF && !r.u32(count))
+      if (count16 == 0xFFFF && !r.u32le(count))
         return bad("segment cut short");
     }
     if (count > total - done)

@@ -1,8 +1,8 @@
 #include "rdp/codec/ClearContext.h"
 
-#include "rdp/codec/ByteReader.h"
+#include "privacy/SecureZero.h"
 #include "rdp/codec/NscDecoder.h"
-#include "rdp/codec/SecureZero.h"
+#include "rdp/front/Wire.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -61,7 +61,7 @@ private:
 
 // A run length as ClearCodec writes it (residual, RLEX): one byte, or 0xFF and 16 bits, or
 // 0xFF, 0xFFFF and 32 bits.
-bool runLength(ByteReader& r, uint32_t& run) {
+bool runLength(front::Wire& r, uint32_t& run) {
   uint8_t b = 0;
   if (!r.u8(b))
     return false;
@@ -69,18 +69,18 @@ bool runLength(ByteReader& r, uint32_t& run) {
   if (b < 0xFF)
     return true;
   uint16_t w = 0;
-  if (!r.u16(w))
+  if (!r.u16le(w))
     return false;
   run = w;
   if (w < 0xFFFF)
     return true;
-  return r.u32(run);
+  return r.u32le(run);
 }
 
 // CLEARCODEC_SUBCODEC_RLEX (MS-RDPEGFX 2.2.4.1.1.3.1.1): a palette of up to 127 colours, then
 // segments of a run of one palette entry followed by a suite of consecutive entries.
 Checked<Ok> rlex(std::span<const uint8_t> bytes, const Pixels& out) {
-  ByteReader r(bytes);
+  front::Wire r(bytes);
   uint8_t paletteCount = 0;
   if (!r.u8(paletteCount) || paletteCount < 1 || paletteCount > 127)
     return bad("RLEX palette size out of range");
@@ -299,7 +299,7 @@ void ClearContext::wipe() {
 Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& out) {
   if (!out.valid())
     return bad("bitmap size out of range");
-  ByteReader r(stream);
+  front::Wire r(stream);
   uint8_t flags = 0;
   uint8_t sequence = 0;
   if (!r.u8(flags) || !r.u8(sequence))
@@ -329,7 +329,7 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
   if (flags & kGlyphIndex) {
     if (area > kMaxGlyphPixels)
       return bad("glyph larger than 1024 pixels");
-    if (!r.u16(glyphIndex))
+    if (!r.u16le(glyphIndex))
       return bad("stream shorter than its header");
     if (glyphIndex >= kGlyphEntries)
       return bad("glyph index out of range");
@@ -352,7 +352,7 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
   uint32_t residualBytes = 0;
   uint32_t bandsBytes = 0;
   uint32_t subcodecBytes = 0;
-  if (!r.u32(residualBytes) || !r.u32(bandsBytes) || !r.u32(subcodecBytes))
+  if (!r.u32le(residualBytes) || !r.u32le(bandsBytes) || !r.u32le(subcodecBytes))
     return bad("composite payload header missing");
   if (uint64_t(residualBytes) + bandsBytes + subcodecBytes != r.remaining())
     return bad("layer sizes do not match the stream");
@@ -390,7 +390,7 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
 
 // CLEARCODEC_RESIDUAL_DATA: BGR runs covering the whole bitmap, row after row.
 Checked<Ok> ClearContext::residual(std::span<const uint8_t> bytes, const Pixels& out) {
-  ByteReader r(bytes);
+  front::Wire r(bytes);
   const uint64_t total = uint64_t(out.width) * out.height;
   uint64_t done = 0;
   PixelCursor cursor(out);
@@ -413,12 +413,12 @@ Checked<Ok> ClearContext::residual(std::span<const uint8_t> bytes, const Pixels&
 // cache hit or a short V-bar (a run of pixels between background) that becomes a new V-bar.
 Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& out) {
   Storage& s = *m_storage;
-  ByteReader r(bytes);
+  front::Wire r(bytes);
   while (!r.atEnd()) {
     uint16_t xStart = 0, xEnd = 0, yStart = 0, yEnd = 0;
     uint8_t bkB = 0, bkG = 0, bkR = 0;
-    if (!r.u16(xStart) || !r.u16(xEnd) || !r.u16(yStart) || !r.u16(yEnd) || !r.u8(bkB) || !r.u8(bkG) ||
-        !r.u8(bkR))
+    if (!r.u16le(xStart) || !r.u16le(xEnd) || !r.u16le(yStart) || !r.u16le(yEnd) || !r.u8(bkB) ||
+        !r.u8(bkG) || !r.u8(bkR))
       return bad("band header cut short");
     if (xEnd < xStart || yEnd < yStart)
       return bad("band ends before it starts");
@@ -429,7 +429,7 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
       return bad("band outside the bitmap");
     for (uint32_t x = xStart; x <= xEnd; ++x) {
       uint16_t header = 0;
-      if (!r.u16(header))
+      if (!r.u16le(header))
         return bad("band ends before its last V-bar");
       uint32_t vbar = 0;
       if ((header & 0x8000) != 0) { // VBAR_CACHE_HIT
@@ -498,12 +498,12 @@ Checked<Ok> ClearContext::bands(std::span<const uint8_t> bytes, const Pixels& ou
 
 // CLEARCODEC_SUBCODEC: rectangles inside the bitmap, each uncompressed BGR, NSCodec or RLEX.
 Checked<Ok> ClearContext::subcodecs(std::span<const uint8_t> bytes, const Pixels& out) {
-  ByteReader r(bytes);
+  front::Wire r(bytes);
   while (!r.atEnd()) {
     uint16_t x = 0, y = 0, w = 0, h = 0;
     uint32_t count = 0;
     uint8_t id = 0;
-    if (!r.u16(x) || !r.u16(y) || !r.u16(w) || !r.u16(h) || !r.u32(count) || !r.u8(id))
+    if (!r.u16le(x) || !r.u16le(y) || !r.u16le(w) || !r.u16le(h) || !r.u32le(count) || !r.u8(id))
       return bad("subcodec header cut short");
     if (w == 0 || h == 0)
       return bad("empty subcodec rectangle");

@@ -1,7 +1,7 @@
 #include "rdp/codec/InterleavedDecoder.h"
 
-#include "rdp/codec/ByteReader.h"
-#include "rdp/codec/SecureZero.h"
+#include "privacy/SecureZero.h"
+#include "rdp/front/Wire.h"
 
 #include <algorithm>
 #include <utility>
@@ -107,7 +107,7 @@ private:
   uint32_t* m_prev;
 };
 
-bool readPixel(ByteReader& r, uint32_t bpp, uint32_t& v) {
+bool readPixel(front::Wire& r, uint32_t bpp, uint32_t& v) {
   if (bpp == 24) {
     uint8_t b0 = 0, b1 = 0, b2 = 0;
     if (!r.u8(b0) || !r.u8(b1) || !r.u8(b2))
@@ -116,7 +116,7 @@ bool readPixel(ByteReader& r, uint32_t bpp, uint32_t& v) {
     return true;
   }
   uint16_t p = 0;
-  if (!r.u16(p))
+  if (!r.u16le(p))
     return false;
   v = p;
   return true;
@@ -124,7 +124,7 @@ bool readPixel(ByteReader& r, uint32_t bpp, uint32_t& v) {
 
 // A run held in the header's low bits (`mask`: 5 bits for the regular orders, 4 for the lite
 // ones), counted in `unit`s; zero there means the next byte holds it, plus `bias`.
-bool shortRun(ByteReader& r, uint8_t header, uint8_t mask, uint32_t unit, uint32_t bias, uint32_t& run) {
+bool shortRun(front::Wire& r, uint8_t header, uint8_t mask, uint32_t unit, uint32_t bias, uint32_t& run) {
   run = header & mask;
   if (run != 0) {
     run *= unit;
@@ -138,7 +138,7 @@ bool shortRun(ByteReader& r, uint8_t header, uint8_t mask, uint32_t unit, uint32
 }
 
 // The run length of an order whose header byte was just read.
-bool runLength(ByteReader& r, uint32_t code, uint8_t header, uint32_t& run) {
+bool runLength(front::Wire& r, uint32_t code, uint8_t header, uint32_t& run) {
   switch (code) {
   case RegularFgBgImage:
     return shortRun(r, header, 0x1F, 8, 1, run);
@@ -154,7 +154,7 @@ bool runLength(ByteReader& r, uint32_t code, uint8_t header, uint32_t& run) {
     return shortRun(r, header, 0x0F, 1, 16, run);
   default: { // mega-mega orders
     uint16_t mega = 0;
-    if (!r.u16(mega))
+    if (!r.u16le(mega))
       return false;
     run = mega;
     return true;
@@ -177,7 +177,7 @@ Checked<Ok> InterleavedDecoder::decode(std::span<const uint8_t> stream, uint32_t
     secureZero(m_rows.data(), m_rows.size() * sizeof(uint32_t));
     m_rows.assign(size_t(out.width) * 2, 0); // bounded: out.width <= Pixels::kMaxSide
   }
-  ByteReader r(stream);
+  front::Wire r(stream);
   Writer w(out, bpp, m_rows.data());
   const uint64_t width = out.width;
   uint32_t fgPel = w.white();

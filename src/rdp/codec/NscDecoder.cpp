@@ -1,6 +1,6 @@
 #include "rdp/codec/NscDecoder.h"
 
-#include "rdp/codec/ByteReader.h"
+#include "rdp/front/Wire.h"
 
 #include <algorithm>
 #include <cstring>
@@ -82,7 +82,7 @@ private:
 // same value starts a run (one more byte: length - 2, or 0xFF and a 32-bit length); the last
 // four bytes of the plane are raw. Must produce exactly `size` values from exactly `in`.
 Checked<Ok> decodeRle(std::span<const uint8_t> in, uint64_t size, PlaneSink& sink) {
-  ByteReader r(in);
+  front::Wire r(in);
   uint64_t left = size;
   while (left > 4) {
     uint8_t value = 0;
@@ -108,7 +108,7 @@ Checked<Ok> decodeRle(std::span<const uint8_t> in, uint64_t size, PlaneSink& sin
     uint64_t len = uint64_t(len8) + 2;
     if (len8 == 0xFF) {
       uint32_t len32 = 0;
-      if (!r.u32(len32))
+      if (!r.u32le(len32))
         return bad("RLE plane ends before its size");
       len = len32;
     }
@@ -135,13 +135,13 @@ Checked<Ok> decodeRle(std::span<const uint8_t> in, uint64_t size, PlaneSink& sin
 Checked<Ok> NscDecoder::decode(std::span<const uint8_t> stream, const Pixels& out) {
   if (!out.valid())
     return bad("bitmap size out of range");
-  ByteReader r(stream);
+  front::Wire r(stream);
   uint32_t planeBytes[4] = {};
   uint8_t cll = 0;
   uint8_t subsampling = 0;
   uint16_t reserved = 0;
-  if (!r.u32(planeBytes[0]) || !r.u32(planeBytes[1]) || !r.u32(planeBytes[2]) || !r.u32(planeBytes[3]) ||
-      !r.u8(cll) || !r.u8(subsampling) || !r.u16(reserved))
+  if (!r.u32le(planeBytes[0]) || !r.u32le(planeBytes[1]) || !r.u32le(planeBytes[2]) ||
+      !r.u32le(planeBytes[3]) || !r.u8(cll) || !r.u8(subsampling) || !r.u16le(reserved))
     return bad("stream shorter than its header");
   if (cll < 1 || cll > 7)
     return bad("colour loss level out of range");

@@ -1,6 +1,6 @@
 #include "rdp/codec/ProgressiveFront.h"
 
-#include "rdp/codec/ByteReader.h"
+#include "rdp/front/Wire.h"
 
 #include <algorithm>
 #include <array>
@@ -43,7 +43,7 @@ struct Quant {
 };
 
 // RFX_COMPONENT_CODEC_QUANT: ten 4-bit values, low nibble first.
-bool readQuant(ByteReader& r, Quant& q) {
+bool readQuant(front::Wire& r, Quant& q) {
   for (int i = 0; i < 5; ++i) {
     uint8_t b = 0;
     if (!r.u8(b))
@@ -63,12 +63,12 @@ public:
   Checked<Ok> stream(std::span<const uint8_t> bytes, uint32_t& regions) {
     if (bytes.empty())
       return bad("empty stream");
-    ByteReader r(bytes);
+    front::Wire r(bytes);
     bool sync = false, context = false, begun = false, ended = false;
     while (!r.atEnd()) {
       uint16_t type = 0;
       uint32_t length = 0;
-      if (!r.u16(type) || !r.u32(length))
+      if (!r.u16le(type) || !r.u32le(length))
         return bad("block header cut short");
       if (length < 6)
         return bad("block shorter than its header");
@@ -77,12 +77,12 @@ public:
         return bad("block runs past the stream");
       if (ended)
         return bad("block after the frame's end");
-      ByteReader b(body);
+      front::Wire b(body);
       switch (type) {
       case kSync: {
         uint32_t magic = 0;
         uint16_t version = 0;
-        if (length != 12 || !b.u32(magic) || !b.u16(version))
+        if (length != 12 || !b.u32le(magic) || !b.u16le(version))
           return bad("SYNC block length");
         if (magic != kSyncMagic || version != kSyncVersion)
           return bad("SYNC magic or version");
@@ -96,7 +96,7 @@ public:
       case kContext: {
         uint8_t ctxId = 0, flags = 0;
         uint16_t tileSize = 0;
-        if (length != 10 || !b.u8(ctxId) || !b.u16(tileSize) || !b.u8(flags))
+        if (length != 10 || !b.u8(ctxId) || !b.u16le(tileSize) || !b.u8(flags))
           return bad("CONTEXT block length");
         if (tileSize != kTileSide)
           return bad("tile size not 64");
@@ -143,12 +143,12 @@ public:
   }
 
 private:
-  Checked<Ok> region(ByteReader& r) {
+  Checked<Ok> region(front::Wire& r) {
     uint8_t tileSize = 0, numQuant = 0, numProgQuant = 0, flags = 0;
     uint16_t numRects = 0, numTiles = 0;
     uint32_t tileDataSize = 0;
-    if (!r.u8(tileSize) || !r.u16(numRects) || !r.u8(numQuant) || !r.u8(numProgQuant) || !r.u8(flags) ||
-        !r.u16(numTiles) || !r.u32(tileDataSize))
+    if (!r.u8(tileSize) || !r.u16le(numRects) || !r.u8(numQuant) || !r.u8(numProgQuant) || !r.u8(flags) ||
+        !r.u16le(numTiles) || !r.u32le(tileDataSize))
       return bad("REGION header cut short");
     (void)flags; // RFX_DWT_REDUCE_EXTRAPOLATE selects FreeRDP's DWT; every value is safe
     if (tileSize != kTileSide)
@@ -167,7 +167,7 @@ private:
     m_f.m_regionRects.clear();
     for (uint32_t i = 0; i < numRects; ++i) {
       Rect rc;
-      r.u16(rc.x), r.u16(rc.y), r.u16(rc.width), r.u16(rc.height);
+      r.u16le(rc.x), r.u16le(rc.y), r.u16le(rc.width), r.u16le(rc.height);
       if (uint32_t(rc.x) + rc.width > m_s.width || uint32_t(rc.y) + rc.height > m_s.height)
         return bad("rectangle outside the surface");
       m_f.m_regionRects.push_back(rc);
@@ -189,20 +189,20 @@ private:
 
     std::span<const uint8_t> data;
     r.take(tileDataSize, data);
-    ByteReader t(data);
+    front::Wire t(data);
     const uint32_t serial = ++m_f.m_regionSerial;
     uint32_t count = 0;
     while (!t.atEnd()) {
       uint16_t type = 0;
       uint32_t length = 0;
-      if (!t.u16(type) || !t.u32(length))
+      if (!t.u16le(type) || !t.u32le(length))
         return bad("tile block header cut short");
       if (length < 6)
         return bad("block shorter than its header");
       std::span<const uint8_t> body;
       if (!t.take(uint64_t(length) - 6, body))
         return bad("tile block runs past the region");
-      ByteReader b(body);
+      front::Wire b(body);
       Checked<Ok> res = Ok{};
       switch (type) {
       case kTileSimple:
@@ -253,11 +253,12 @@ private:
             uint8_t(m_quant[q[c]].v[b] + (quality == kFullQuality ? 0 : m_progQuant[quality][c].v[b]));
   }
 
-  Checked<Ok> tile(ByteReader& r, bool first, uint32_t serial) {
+  Checked<Ok> tile(front::Wire& r, bool first, uint32_t serial) {
     uint8_t q[3] = {}, flags = 0, quality = kFullQuality;
     uint16_t xIdx = 0, yIdx = 0, yLen = 0, cbLen = 0, crLen = 0, tailLen = 0;
-    if (!r.u8(q[0]) || !r.u8(q[1]) || !r.u8(q[2]) || !r.u16(xIdx) || !r.u16(yIdx) || !r.u8(flags) ||
-        (first && !r.u8(quality)) || !r.u16(yLen) || !r.u16(cbLen) || !r.u16(crLen) || !r.u16(tailLen))
+    if (!r.u8(q[0]) || !r.u8(q[1]) || !r.u8(q[2]) || !r.u16le(xIdx) || !r.u16le(yIdx) || !r.u8(flags) ||
+        (first && !r.u8(quality)) || !r.u16le(yLen) || !r.u16le(cbLen) || !r.u16le(crLen) ||
+        !r.u16le(tailLen))
       return bad("tile header cut short");
     if (uint64_t(yLen) + cbLen + crLen + tailLen != r.remaining())
       return bad("tile lengths do not match its block");
@@ -277,13 +278,13 @@ private:
     return Ok{};
   }
 
-  Checked<Ok> upgrade(ByteReader& r, uint32_t serial) {
+  Checked<Ok> upgrade(front::Wire& r, uint32_t serial) {
     uint8_t q[3] = {}, quality = 0;
     uint16_t xIdx = 0, yIdx = 0;
     uint16_t srl[3] = {}, raw[3] = {};
-    if (!r.u8(q[0]) || !r.u8(q[1]) || !r.u8(q[2]) || !r.u16(xIdx) || !r.u16(yIdx) || !r.u8(quality) ||
-        !r.u16(srl[0]) || !r.u16(raw[0]) || !r.u16(srl[1]) || !r.u16(raw[1]) || !r.u16(srl[2]) ||
-        !r.u16(raw[2]))
+    if (!r.u8(q[0]) || !r.u8(q[1]) || !r.u8(q[2]) || !r.u16le(xIdx) || !r.u16le(yIdx) || !r.u8(quality) ||
+        !r.u16le(srl[0]) || !r.u16le(raw[0]) || !r.u16le(srl[1]) || !r.u16le(raw[1]) || !r.u16le(srl[2]) ||
+        !r.u16le(raw[2]))
       return bad("tile header cut short");
     if (uint64_t(srl[0]) + raw[0] + srl[1] + raw[1] + srl[2] + raw[2] != r.remaining())
       return bad("tile lengths do not match its block");

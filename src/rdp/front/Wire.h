@@ -1,5 +1,7 @@
-// Wire: a bounds-checked cursor over guest bytes (little- and big-endian fields, PER and BER
-// lengths). Every read says whether the bytes were there; nothing is copied or allocated.
+// Wire: the one bounds-checked cursor over guest bytes (little- and big-endian fields, PER and
+// BER lengths), used by the fronts, the RDPGFX parser and the codecs alike. Every read says
+// whether the bytes were there and consumes nothing when they were not; nothing is copied or
+// allocated. Sizes are taken as 64-bit so a count read from the guest cannot wrap on its way in.
 //
 // Thread: a value type; any thread.
 #pragma once
@@ -14,15 +16,32 @@ class Wire {
 public:
   explicit constexpr Wire(std::span<const uint8_t> bytes) : m_bytes(bytes) {}
 
+  constexpr std::size_t size() const { return m_bytes.size(); }
   constexpr std::size_t remaining() const { return m_bytes.size() - m_pos; }
   constexpr std::size_t position() const { return m_pos; }
-  constexpr bool has(std::size_t n) const { return remaining() >= n; }
+  constexpr bool atEnd() const { return m_pos == m_bytes.size(); }
+  constexpr bool has(uint64_t n) const { return n <= remaining(); }
+  // The unread bytes, without consuming them.
   constexpr std::span<const uint8_t> rest() const { return m_bytes.subspan(m_pos); }
 
-  constexpr bool skip(std::size_t n) {
+  constexpr bool skip(uint64_t n) {
     if (!has(n))
       return false;
-    m_pos += n;
+    m_pos += std::size_t(n);
+    return true;
+  }
+  // The next n bytes, consumed.
+  constexpr bool take(uint64_t n, std::span<const uint8_t>& out) {
+    if (!has(n))
+      return false;
+    out = m_bytes.subspan(m_pos, std::size_t(n));
+    m_pos += std::size_t(n);
+    return true;
+  }
+  constexpr bool peek(uint8_t& v) const {
+    if (!has(1))
+      return false;
+    v = m_bytes[m_pos];
     return true;
   }
   constexpr bool u8(uint8_t& v) {
@@ -51,6 +70,14 @@ public:
     v = uint32_t(m_bytes[m_pos]) | uint32_t(m_bytes[m_pos + 1]) << 8 | uint32_t(m_bytes[m_pos + 2]) << 16 |
         uint32_t(m_bytes[m_pos + 3]) << 24;
     m_pos += 4;
+    return true;
+  }
+  constexpr bool u64le(uint64_t& v) {
+    uint32_t lo = 0;
+    uint32_t hi = 0;
+    if (!has(8) || !u32le(lo) || !u32le(hi))
+      return false;
+    v = uint64_t(hi) << 32 | lo;
     return true;
   }
   // ITU-T X.691 aligned PER length as T.125 uses it: one byte, or two with the top bit set.

@@ -1,219 +1,169 @@
 #include "rdp/gfx/GfxPdu.h"
 
+#include "rdp/front/Wire.h"
+
 namespace gc::gfx {
 
 namespace {
 
 using front::Checked;
+using front::Ok;
 using front::Violation;
+using front::Wire;
 
-// Little-endian reads inside one PDU's body; a read past the end marks the reader short.
-class Reader {
-public:
-  explicit Reader(std::span<const uint8_t> body) : m_body(body) {}
-  std::size_t left() const { return m_body.size() - m_pos; }
-  bool ok() const { return !m_short; }
-  uint8_t u8() { return uint8_t(take(1)); }
-  uint16_t u16() { return uint16_t(take(2)); }
-  uint32_t u32() { return uint32_t(take(4)); }
-  uint64_t u64() {
-    const uint64_t lo = take(4);
-    return lo | take(4) << 32;
-  }
-  Rect16 rect() {
-    Rect16 r;
-    r.left = u16();
-    r.top = u16();
-    r.right = u16();
-    r.bottom = u16();
-    return r;
-  }
-  Point16 point() {
-    Point16 p;
-    p.x = u16();
-    p.y = u16();
-    return p;
-  }
-  std::span<const uint8_t> bytes(std::size_t n) {
-    if (n > left()) {
-      m_short = true;
-      m_pos = m_body.size();
-      return {};
-    }
-    const auto s = m_body.subspan(m_pos, n);
-    m_pos += n;
-    return s;
-  }
+bool rect(Wire& r, Rect16& v) {
+  return r.u16le(v.left) && r.u16le(v.top) && r.u16le(v.right) && r.u16le(v.bottom);
+}
+bool point(Wire& r, Point16& v) {
+  return r.u16le(v.x) && r.u16le(v.y);
+}
+// `count` records of `size` bytes each, which must be the rest of the body exactly.
+template <typename T, bool (*read)(Wire&, T&)>
+Checked<Ok> records(Wire& r, uint16_t count, std::size_t size, std::string_view name, const char* tooMany,
+                    const char* mismatch, std::vector<T>& out) {
+  if (count > kMaxRectsPerPdu)
+    return Violation::resource(name, tooMany);
+  if (r.remaining() != std::size_t(count) * size)
+    return Violation::protocol(name, mismatch);
+  out.resize(count);
+  for (T& v : out)
+    (void)read(r, v); // the length was checked above
+  return Ok{};
+}
 
-private:
-  uint64_t take(unsigned n) {
-    if (n > left()) {
-      m_short = true;
-      m_pos = m_body.size();
-      return 0;
-    }
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; ++i)
-      v |= uint64_t(m_body[m_pos + i]) << (8 * i);
-    m_pos += n;
-    return v;
-  }
-  std::span<const uint8_t> m_body;
-  std::size_t m_pos = 0;
-  bool m_short = false;
-};
-
-// One PDU's body (after the 8-byte header) into its value. `exact`: the body must be
-// consumed exactly (every kind but ResetGraphics, whose pad is fixed by its length).
-Checked<Pdu> parseBody(Cmd cmd, Reader& r) {
+// One PDU's body (after the 8-byte header) into its value; the body must be consumed exactly
+// (ResetGraphics's pad and CapsConfirm's reserved bytes are part of its fields).
+Checked<Pdu> parseBody(Cmd cmd, Wire& r) {
   const std::string_view name = pduName(cmd);
+  const auto shortPdu = [&]() -> Checked<Pdu> {
+    return Violation::protocol(name, "PDU shorter than its fields");
+  };
   const auto finish = [&](Pdu pdu) -> Checked<Pdu> {
-    if (!r.ok())
-      return Violation::protocol(name, "PDU shorter than its fields");
-    if (r.left() != 0)
+    if (!r.atEnd())
       return Violation::protocol(name, "pduLength beyond its fields");
     return pdu;
+  };
+  const auto then = [&](Checked<Ok> read, Pdu pdu) -> Checked<Pdu> {
+    if (front::isViolation(read))
+      return std::get<Violation>(read);
+    return finish(std::move(pdu));
   };
   switch (cmd) {
   case Cmd::WireToSurface1: {
     WireToSurface1 p{};
-    p.surfaceId = r.u16();
-    p.codecId = r.u16();
-    p.pixelFormat = r.u8();
-    p.dest = r.rect();
-    const uint32_t length = r.u32();
-    p.data = r.bytes(length);
+    uint32_t length = 0;
+    if (!(r.u16le(p.surfaceId) && r.u16le(p.codecId) && r.u8(p.pixelFormat) && rect(r, p.dest) &&
+          r.u32le(length) && r.take(length, p.data)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::WireToSurface2: {
     WireToSurface2 p{};
-    p.surfaceId = r.u16();
-    p.codecId = r.u16();
-    p.codecContextId = r.u32();
-    p.pixelFormat = r.u8();
-    const uint32_t length = r.u32();
-    p.data = r.bytes(length);
+    uint32_t length = 0;
+    if (!(r.u16le(p.surfaceId) && r.u16le(p.codecId) && r.u32le(p.codecContextId) && r.u8(p.pixelFormat) &&
+          r.u32le(length) && r.take(length, p.data)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::DeleteEncodingContext: {
     DeleteEncodingContext p{};
-    p.surfaceId = r.u16();
-    p.codecContextId = r.u32();
+    if (!(r.u16le(p.surfaceId) && r.u32le(p.codecContextId)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::SolidFill: {
     SolidFill p{};
-    p.surfaceId = r.u16();
-    const uint8_t b = r.u8(), g = r.u8(), rd = r.u8();
-    (void)r.u8(); // XA: ignored (MS-RDPEGFX 2.2.1.4)
-    p.bgrx = uint32_t(b) | uint32_t(g) << 8 | uint32_t(rd) << 16;
-    const uint16_t count = r.u16();
-    if (count > kMaxRectsPerPdu)
-      return Violation::resource(name, "more rectangles than one PDU may carry");
-    if (r.ok() && r.left() != std::size_t(count) * 8)
-      return Violation::protocol(name, "fillRectCount differs from pduLength");
-    p.rects.reserve(count);
-    for (uint16_t i = 0; i < count; ++i)
-      p.rects.push_back(r.rect());
-    return finish(std::move(p));
+    uint8_t b = 0, g = 0, rd = 0, xa = 0;
+    uint16_t count = 0;
+    if (!(r.u16le(p.surfaceId) && r.u8(b) && r.u8(g) && r.u8(rd) && r.u8(xa) && r.u16le(count)))
+      return shortPdu();
+    p.bgrx = uint32_t(b) | uint32_t(g) << 8 | uint32_t(rd) << 16; // XA ignored (MS-RDPEGFX 2.2.1.4)
+    auto read = records<Rect16, rect>(r, count, 8, name, "more rectangles than one PDU may carry",
+                                      "fillRectCount differs from pduLength", p.rects);
+    return then(read, std::move(p));
   }
   case Cmd::SurfaceToSurface: {
     SurfaceToSurface p{};
-    p.sourceId = r.u16();
-    p.destId = r.u16();
-    p.source = r.rect();
-    const uint16_t count = r.u16();
-    if (count > kMaxRectsPerPdu)
-      return Violation::resource(name, "more destination points than one PDU may carry");
-    if (r.ok() && r.left() != std::size_t(count) * 4)
-      return Violation::protocol(name, "destPtsCount differs from pduLength");
-    p.targets.reserve(count);
-    for (uint16_t i = 0; i < count; ++i)
-      p.targets.push_back(r.point());
-    return finish(std::move(p));
+    uint16_t count = 0;
+    if (!(r.u16le(p.sourceId) && r.u16le(p.destId) && rect(r, p.source) && r.u16le(count)))
+      return shortPdu();
+    auto read = records<Point16, point>(r, count, 4, name, "more destination points than one PDU may carry",
+                                        "destPtsCount differs from pduLength", p.targets);
+    return then(read, std::move(p));
   }
   case Cmd::SurfaceToCache: {
     SurfaceToCache p{};
-    p.surfaceId = r.u16();
-    p.cacheKey = r.u64();
-    p.cacheSlot = r.u16();
-    p.source = r.rect();
+    if (!(r.u16le(p.surfaceId) && r.u64le(p.cacheKey) && r.u16le(p.cacheSlot) && rect(r, p.source)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::CacheToSurface: {
     CacheToSurface p{};
-    p.cacheSlot = r.u16();
-    p.surfaceId = r.u16();
-    const uint16_t count = r.u16();
-    if (count > kMaxRectsPerPdu)
-      return Violation::resource(name, "more destination points than one PDU may carry");
-    if (r.ok() && r.left() != std::size_t(count) * 4)
-      return Violation::protocol(name, "destPtsCount differs from pduLength");
-    p.targets.reserve(count);
-    for (uint16_t i = 0; i < count; ++i)
-      p.targets.push_back(r.point());
-    return finish(std::move(p));
+    uint16_t count = 0;
+    if (!(r.u16le(p.cacheSlot) && r.u16le(p.surfaceId) && r.u16le(count)))
+      return shortPdu();
+    auto read = records<Point16, point>(r, count, 4, name, "more destination points than one PDU may carry",
+                                        "destPtsCount differs from pduLength", p.targets);
+    return then(read, std::move(p));
   }
   case Cmd::EvictCacheEntry: {
     EvictCacheEntry p{};
-    p.cacheSlot = r.u16();
+    if (!r.u16le(p.cacheSlot))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::CreateSurface: {
     CreateSurface p{};
-    p.surfaceId = r.u16();
-    p.width = r.u16();
-    p.height = r.u16();
-    p.pixelFormat = r.u8();
+    if (!(r.u16le(p.surfaceId) && r.u16le(p.width) && r.u16le(p.height) && r.u8(p.pixelFormat)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::DeleteSurface: {
     DeleteSurface p{};
-    p.surfaceId = r.u16();
+    if (!r.u16le(p.surfaceId))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::StartFrame: {
     StartFrame p{};
-    p.timestamp = r.u32();
-    p.frameId = r.u32();
+    if (!(r.u32le(p.timestamp) && r.u32le(p.frameId)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::EndFrame: {
     EndFrame p{};
-    p.frameId = r.u32();
+    if (!r.u32le(p.frameId))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::ResetGraphics: {
     // A fixed 340 bytes: width, height, monitorCount, up to 16 monitors of 20 bytes, pad.
-    if (r.left() != kResetGraphicsLength - 8)
+    if (r.remaining() != kResetGraphicsLength - 8)
       return Violation::protocol(name, "pduLength is not 340");
     ResetGraphics p{};
-    p.width = r.u32();
-    p.height = r.u32();
-    p.monitorCount = r.u32();
+    (void)(r.u32le(p.width) && r.u32le(p.height) && r.u32le(p.monitorCount)); // the length was checked
     if (p.monitorCount > kMaxMonitors)
       return Violation::protocol(name, "more than 16 monitors");
-    (void)r.bytes(r.left()); // the monitors and the pad: the console has one output
+    (void)r.skip(r.remaining()); // the monitors and the pad: the console has one output
     return finish(p);
   }
   case Cmd::MapSurfaceToOutput: {
     MapSurfaceToOutput p{};
-    p.surfaceId = r.u16();
-    (void)r.u16(); // reserved
-    p.originX = r.u32();
-    p.originY = r.u32();
+    uint16_t reserved = 0;
+    if (!(r.u16le(p.surfaceId) && r.u16le(reserved) && r.u32le(p.originX) && r.u32le(p.originY)))
+      return shortPdu();
     return finish(p);
   }
   case Cmd::CapsConfirm: {
     CapsConfirm p{};
-    p.version = r.u32();
-    p.dataLength = r.u32();
-    if (r.ok() && p.dataLength != r.left())
+    if (!(r.u32le(p.version) && r.u32le(p.dataLength)))
+      return shortPdu();
+    if (p.dataLength != r.remaining())
       return Violation::protocol(name, "capsDataLength differs from pduLength");
     if (p.dataLength < 4)
       return Violation::protocol(name, "capsData shorter than its flags");
-    p.flags = r.u32();
-    (void)r.bytes(r.left()); // 10.1's reserved bytes; GfxFront checks the length per version
+    (void)r.u32le(p.flags);
+    (void)r.skip(r.remaining()); // 10.1's reserved bytes; GfxFront checks the length per version
     return finish(p);
   }
   case Cmd::CacheImportReply:
@@ -224,7 +174,7 @@ Checked<Pdu> parseBody(Cmd cmd, Reader& r) {
   case Cmd::CacheImportOffer:
   case Cmd::CapsAdvertise:
   case Cmd::QoeFrameAcknowledge:
-    (void)r.bytes(r.left());
+    (void)r.skip(r.remaining());
     return Pdu(Refused{cmd});
   }
   return Violation::protocol("rdpgfx", "unknown cmdId");
@@ -332,7 +282,7 @@ Checked<std::optional<Pdu>> PduCursor::next() {
     return fail(Violation::protocol("rdpgfx", "unknown cmdId"));
   if (pduLength < 8 || pduLength > m_message.size() - m_pos)
     return fail(Violation::protocol(pduName(Cmd(cmdId)), "pduLength outside the message"));
-  Reader r(m_message.subspan(m_pos + 8, pduLength - 8));
+  Wire r(m_message.subspan(m_pos + 8, pduLength - 8));
   Checked<Pdu> pdu = parseBody(Cmd(cmdId), r);
   if (front::isViolation(pdu))
     return fail(std::get<Violation>(pdu));

@@ -1,5 +1,7 @@
 #include "rdp/gfx/SurfaceTable.h"
 
+#include "privacy/SecureZero.h"
+
 #include <QRegion>
 
 #include <cstdlib>
@@ -12,7 +14,7 @@ namespace gc::gfx {
 void ZeroedPixels::operator()(uchar* p) const {
   if (!p)
     return;
-  explicit_bzero(p, bytes);
+  secureZero(p, bytes);
   std::free(p);
 }
 
@@ -254,7 +256,7 @@ bool SurfaceTable::fromCache(uint16_t slot, Surface& to, QPoint target) {
     return false;
   const qsizetype rowBytes = qsizetype(entry.size.width()) * 4;
   // A blit of pixels the output still shows where they were cached from is a move there:
-  // the panel replays it from what it has (issue 27.5).
+  // the panel replays it from what it has.
   if (to.adopted && entry.fromOutput && m_desktop.contains(*entry.fromOutput)) {
     const QRect& origin = *entry.fromOutput;
     bool same = true;

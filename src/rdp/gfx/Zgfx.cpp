@@ -1,5 +1,7 @@
 #include "rdp/gfx/Zgfx.h"
 
+#include "privacy/SecureZero.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <string.h>
@@ -116,7 +118,7 @@ Zgfx::~Zgfx() {
 void Zgfx::reset() {
   // Written from index 0 onwards: the first m_historyFill bytes are all the guest wrote.
   if (m_history)
-    explicit_bzero(m_history.get(), m_historyFill);
+    secureZero(m_history.get(), m_historyFill);
   m_history.reset();
   m_historyIndex = 0;
   m_historyFill = 0;
@@ -126,7 +128,7 @@ void Zgfx::reset() {
 
 void Zgfx::zeroOutput() {
   if (!m_out.empty())
-    explicit_bzero(m_out.data(), m_out.size());
+    secureZero(m_out.data(), m_out.size());
   m_out.clear();
 }
 

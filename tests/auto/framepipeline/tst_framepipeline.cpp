@@ -8,7 +8,7 @@
 #include "bridge/frames/FramePipeline.h"
 #include "bridge/frames/FrameReader.h"
 #include "bridge/frames/MoveSearch.h"
-#include "privacy/SecureZero.h"
+#include "privacy/SecureBytes.h"
 #include "tests/bench/SyntheticDesktop.h"
 
 #include <QBuffer>

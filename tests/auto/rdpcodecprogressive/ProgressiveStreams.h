@@ -3,7 +3,7 @@
 // they can be re-sent as FIRST and UPGRADE passes. Test code only.
 #pragma once
 
-#include "rdp/codec/ByteReader.h"
+#include "rdp/front/Wire.h"
 #include "tests/auto/rdpcodec/CodecTestSupport.h"
 
 #include <array>
@@ -126,29 +126,29 @@ inline Bytes frame(const std::vector<Region>& regions, bool withSync = true) {
 // The first REGION of a stream FreeRDP's encoder wrote (SYNC, CONTEXT, FRAME_BEGIN, REGION of
 // SIMPLE tiles, FRAME_END), taken apart.
 inline bool parse(std::span<const uint8_t> s, Region& out) {
-  gc::codec::ByteReader r(s);
+  gc::front::Wire r(s);
   while (!r.atEnd()) {
     uint16_t type = 0;
     uint32_t len = 0;
-    if (!r.u16(type) || !r.u32(len) || len < 6)
+    if (!r.u16le(type) || !r.u32le(len) || len < 6)
       return false;
     std::span<const uint8_t> body;
     if (!r.take(len - 6, body))
       return false;
     if (type != 0xCCC4)
       continue;
-    gc::codec::ByteReader b(body);
+    gc::front::Wire b(body);
     uint8_t tileSize = 0, numQuant = 0, numProg = 0, flags = 0;
     uint16_t numRects = 0, numTiles = 0;
     uint32_t tileDataSize = 0;
-    b.u8(tileSize), b.u16(numRects), b.u8(numQuant), b.u8(numProg), b.u8(flags), b.u16(numTiles),
-        b.u32(tileDataSize);
+    b.u8(tileSize), b.u16le(numRects), b.u8(numQuant), b.u8(numProg), b.u8(flags), b.u16le(numTiles),
+        b.u32le(tileDataSize);
     out = Region();
     out.flags = flags;
     out.quants.clear();
     for (unsigned i = 0; i < numRects; ++i) {
       std::array<uint16_t, 4> rc{};
-      b.u16(rc[0]), b.u16(rc[1]), b.u16(rc[2]), b.u16(rc[3]);
+      b.u16le(rc[0]), b.u16le(rc[1]), b.u16le(rc[2]), b.u16le(rc[3]);
       out.rects.push_back(rc);
     }
     for (unsigned i = 0; i < numQuant; ++i) {
@@ -166,12 +166,12 @@ inline bool parse(std::span<const uint8_t> s, Region& out) {
     for (unsigned i = 0; i < numTiles; ++i) {
       uint16_t ttype = 0;
       uint32_t tlen = 0;
-      b.u16(ttype), b.u32(tlen);
+      b.u16le(ttype), b.u32le(tlen);
       Tile t;
       t.type = ttype;
       uint16_t lens[4] = {};
-      b.u8(t.q[0]), b.u8(t.q[1]), b.u8(t.q[2]), b.u16(t.x), b.u16(t.y), b.u8(t.flags);
-      b.u16(lens[0]), b.u16(lens[1]), b.u16(lens[2]), b.u16(lens[3]);
+      b.u8(t.q[0]), b.u8(t.q[1]), b.u8(t.q[2]), b.u16le(t.x), b.u16le(t.y), b.u8(t.flags);
+      b.u16le(lens[0]), b.u16le(lens[1]), b.u16le(lens[2]), b.u16le(lens[3]);
       for (int c = 0; c < 3; ++c) {
         std::span<const uint8_t> d;
         if (!b.take(lens[c], d))
