@@ -7,7 +7,7 @@
 #include "console/Console.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 #include "vm/DomainBinder.h"
 #include "vm/LibvirtConnection.h"
 

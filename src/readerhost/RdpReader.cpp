@@ -1,29 +1,20 @@
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 
 #include "privacy/SecureZero.h"
-#include "sandbox/ReaderSandbox.h"
+#include "readerwire/SandboxReport.h"
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFile>
-#include <QFileInfo>
 #include <QLoggingCategory>
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace gc {
 
@@ -40,27 +31,10 @@ constexpr int kMaxSide = 8192;
 // A descriptor at or above this is never one of the reader's fixed numbers (3, 4).
 constexpr int kHighFd = 10;
 
-constexpr quint32 kRequiredSandbox = ReaderSandbox::NoNewPrivileges | ReaderSandbox::SyscallFilter;
+constexpr quint32 kRequiredSandbox = SandboxReport::kRequired;
 
 QString errnoText() {
   return QString::fromLocal8Bit(std::strerror(errno));
-}
-
-// The sanitizers' options pass to the reader (diagnostics, not secrets); nothing else of the
-// console's environment does. LeakSanitizer cannot run inside the reader's sandbox (it needs
-// ptrace and /proc at exit): the reader's leaks are checked where RdpSession runs in-process.
-std::vector<QByteArray> readerEnvironment() {
-  // FreeRDP derives its default configuration path from HOME and refuses to create a context
-  // without one; the reader's is a directory that does not exist (it may open nothing anyway).
-  std::vector<QByteArray> env{QByteArrayLiteral("HOME=/nonexistent/guest-console-rdp")};
-  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-    QByteArray value = qgetenv(name);
-    if (QByteArrayView(name) == QByteArrayView("ASAN_OPTIONS"))
-      value += value.isEmpty() ? "detect_leaks=0" : ":detect_leaks=0";
-    if (!value.isEmpty())
-      env.push_back(QByteArray(name) + '=' + value);
-  }
-  return env;
 }
 
 bool insideDesktop(const QRect& r, QSize size) {
@@ -85,21 +59,6 @@ QString RdpReader::stateName(State state) {
   return {};
 }
 
-QString RdpReader::defaultProgram() {
-  const QString beside =
-      QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("guest-console-rdp"));
-  QStringList candidates{beside, QStringLiteral(GC_READER_INSTALL_PATH)};
-#ifdef GC_READER_BUILD_PATH
-  candidates << QStringLiteral(GC_READER_BUILD_PATH);
-#endif
-  for (const QString& c : candidates) {
-    const QFileInfo info(c);
-    if (info.isFile() && info.isExecutable())
-      return info.absoluteFilePath();
-  }
-  return QStringLiteral(GC_READER_INSTALL_PATH);
-}
-
 RdpReader::RdpReader(QObject* parent) : QObject(parent) {
   qRegisterMetaType<gc::FrameUpdate>();
   qRegisterMetaType<gc::Failure>();
@@ -108,6 +67,11 @@ RdpReader::RdpReader(QObject* parent) : QObject(parent) {
   connect(&m_unchangedTimer, &QTimer::timeout, this, &RdpReader::presentUnchangedNow);
   m_trim.setInterval(1000);
   connect(&m_trim, &QTimer::timeout, this, [this] { m_frames.trimIdle(); });
+  connect(&m_process, &ReaderProcess::exited, this, [this] {
+    noteExit();
+    if (m_state != State::Finished)
+      breach(QStringLiteral("the RDP reader exited (%1)").arg(m_exit));
+  });
 }
 
 RdpReader::~RdpReader() {
@@ -167,54 +131,11 @@ Status RdpReader::spawn(QSize maxDesktop, const QString& program, std::chrono::m
     return fail(Refusal::ResourceExhausted,
                 QStringLiteral("no descriptor for the RDP reader: %1").arg(errnoText()));
 
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  // stdin and stdout: /dev/null, read-only both (the reader writes nowhere but stderr; the
-  // console opens no file for writing that it does not account for).
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, readerEnd, 3);
-  posix_spawn_file_actions_adddup2(&actions, memfd, 4);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 5);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const QByteArray path = QFile::encodeName(program);
-  std::vector<QByteArray> env = readerEnvironment();
-  std::vector<char*> envp;
-  for (QByteArray& e : env)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
-  char* argv[] = {const_cast<char*>(path.constData()), nullptr};
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, path.constData(), &actions, &attr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    errno = rc;
-    return fail(rc == EAGAIN || rc == ENOMEM || rc == EMFILE ? Refusal::ResourceExhausted
-                                                             : Refusal::RdpReaderFailed,
-                QStringLiteral("cannot start the RDP reader %1: %2").arg(program, errnoText()));
-  }
+  const Status started = m_process.start(program, readerEnd, memfd);
+  if (!started.ok())
+    return fail(started.code(), started.failure().message);
   ::close(readerEnd);
   ::close(memfd);
-  m_pid = pid;
-  m_pidfd = int(::syscall(SYS_pidfd_open, pid, 0));
-  if (m_pidfd >= 0) {
-    m_exitNotifier = std::make_unique<QSocketNotifier>(m_pidfd, QSocketNotifier::Read);
-    connect(m_exitNotifier.get(), &QSocketNotifier::activated, this, [this] {
-      m_exitNotifier->setEnabled(false);
-      reap(false);
-      if (m_state != State::Finished)
-        breach(QStringLiteral("the RDP reader exited (%1)").arg(m_exit));
-    });
-  }
 
   const Outcome<wire::FromReader> ready = awaitReply(wire::Type::Ready, bound);
   if (!ready.ok()) {
@@ -814,29 +735,11 @@ void RdpReader::kill(bool graceful) {
     ::close(m_socket);
     m_socket = -1;
   }
-  if (m_pid > 0) {
-    // After Closed it exits by itself: it gets kExitBound, then SIGKILL. A reader that broke
-    // the rules gets SIGKILL at once.
-    QElapsedTimer clock;
-    clock.start();
-    while (graceful && m_pid > 0 && clock.elapsed() < kExitBound.count()) {
-      if (m_pidfd >= 0) {
-        pollfd p{m_pidfd, POLLIN, 0};
-        ::poll(&p, 1, int(kExitBound.count() - clock.elapsed()));
-      }
-      reap(false);
-      if (m_pidfd < 0)
-        break;
-    }
-    if (m_pid > 0) {
-      ::kill(pid_t(m_pid), SIGKILL);
-      reap(true);
-    }
-  }
-  m_exitNotifier.reset();
-  if (m_pidfd >= 0) {
-    ::close(m_pidfd);
-    m_pidfd = -1;
+  // After Closed it exits by itself: it gets kExitBound, then SIGKILL. A reader that broke
+  // the rules gets SIGKILL at once.
+  if (m_process.running()) {
+    m_process.stop(graceful, kExitBound);
+    noteExit();
   }
   m_trim.stop();
   m_unchangedTimer.stop();
@@ -844,17 +747,8 @@ void RdpReader::kill(bool graceful) {
   m_desktop.wipe(); // guest pixels
 }
 
-void RdpReader::reap(bool wait) {
-  if (m_pid <= 0)
-    return;
-  int status = 0;
-  const pid_t r = ::waitpid(pid_t(m_pid), &status, wait ? 0 : WNOHANG);
-  if (r != pid_t(m_pid))
-    return;
-  m_pid = -1;
-  const QString how = WIFEXITED(status)     ? QStringLiteral("exit %1").arg(WEXITSTATUS(status))
-                      : WIFSIGNALED(status) ? QStringLiteral("signal %1").arg(WTERMSIG(status))
-                                            : QStringLiteral("status %1").arg(status);
+void RdpReader::noteExit() {
+  const QString how = m_process.exitStatus();
   m_exit = m_exit.isEmpty() ? how : QStringLiteral("%1 (%2)").arg(m_exit, how);
 }
 

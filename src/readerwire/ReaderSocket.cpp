@@ -1,4 +1,4 @@
-#include "guestlink/ReaderSocket.h"
+#include "readerwire/ReaderSocket.h"
 
 #include "privacy/SecureZero.h"
 

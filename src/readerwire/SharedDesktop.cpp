@@ -1,4 +1,4 @@
-#include "guestlink/SharedDesktop.h"
+#include "readerwire/SharedDesktop.h"
 
 #include "privacy/SecureZero.h"
 
