@@ -1,5 +1,6 @@
 #include "readerhost/RdpReader.h"
 
+#include "common/StateTable.h"
 #include "privacy/SecureZero.h"
 #include "readerwire/SandboxReport.h"
 
@@ -43,20 +44,28 @@ bool insideDesktop(const QRect& r, QSize size) {
 
 } // namespace
 
+namespace {
+using S = RdpReader::State;
+// Back to Ready after a session failed or was lost (the reader serves another attempt);
+// Finished from anywhere, for good.
+constexpr auto kStates =
+    makeStateTable<S>({"idle", "ready", "connecting", "connected", "finished"},
+                      {
+                          {S::Idle, S::Ready, "spawned, its sandbox applied"},
+                          {S::Ready, S::Connecting, "start(): the guest's socket handed over"},
+                          {S::Connecting, S::Connected, "the session is up"},
+                          {S::Connecting, S::Ready, "the session failed: another attempt may follow"},
+                          {S::Connected, S::Ready, "the session was lost"},
+                          {S::Idle, S::Finished, "spawn failed"},
+                          {S::Ready, S::Finished, "aborted, died or broke the protocol"},
+                          {S::Connecting, S::Finished, "aborted, died or broke the protocol"},
+                          {S::Connected, S::Finished, "aborted, died or broke the protocol"},
+                          {S::Finished, S::Finished, "ending again is a no-op"},
+                      });
+} // namespace
+
 QString RdpReader::stateName(State state) {
-  switch (state) {
-  case State::Idle:
-    return QStringLiteral("idle");
-  case State::Ready:
-    return QStringLiteral("ready");
-  case State::Connecting:
-    return QStringLiteral("connecting");
-  case State::Connected:
-    return QStringLiteral("connected");
-  case State::Finished:
-    return QStringLiteral("finished");
-  }
-  return {};
+  return kStates.name(state);
 }
 
 RdpReader::RdpReader(QObject* parent) : QObject(parent) {
@@ -78,15 +87,9 @@ RdpReader::~RdpReader() {
   abort();
 }
 
-// Idle -> Ready (spawned) -> Connecting -> Connected; back to Ready after a session failed or
-// was lost (the reader serves another attempt); Finished from anywhere, for good.
 bool RdpReader::setState(State to) {
   const State from = m_state;
-  const bool legal = to == State::Finished || (from == State::Idle && to == State::Ready) ||
-                     (from == State::Ready && to == State::Connecting) ||
-                     (from == State::Connecting && (to == State::Connected || to == State::Ready)) ||
-                     (from == State::Connected && to == State::Ready);
-  if (!legal) {
+  if (!kStates.allows(from, to)) {
     qCWarning(lcReader).noquote() << "RdpReader: refused state change" << stateName(from) << "->"
                                   << stateName(to);
     return false;
