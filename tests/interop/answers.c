@@ -72,7 +72,8 @@ static void arm(int x0, int y0, int x1, int y1) {
   W.t0 = nowMs();
   W.firstMs = W.coveredMs = W.confirmMs = W.resetMs = -1;
   W.lastAt = W.t0;
-  W.frames = W.surfaceCommands = W.solidFills = W.surfaceToSurface = W.cacheToSurface = W.confirms = W.resets = 0;
+  W.frames = W.surfaceCommands = W.solidFills = W.surfaceToSurface = W.cacheToSurface = W.confirms =
+      W.resets = 0;
 }
 
 static long areaOf(void) {
@@ -124,7 +125,8 @@ static UINT onSurfaceCommand(RdpgfxClientContext* gfx, const RDPGFX_SURFACE_COMM
   return probeOf(gfx)->surfaceCommand(gfx, cmd);
 }
 
-static UINT onUpdateSurfaceArea(RdpgfxClientContext* gfx, UINT16 surfaceId, UINT32 count, const RECTANGLE_16* rects) {
+static UINT onUpdateSurfaceArea(RdpgfxClientContext* gfx, UINT16 surfaceId, UINT32 count,
+                                const RECTANGLE_16* rects) {
   Probe* p = probeOf(gfx);
   for (UINT32 i = 0; i < count; i++)
     mark(ox(p, surfaceId) + rects[i].left, oy(p, surfaceId) + rects[i].top, ox(p, surfaceId) + rects[i].right,
@@ -149,7 +151,8 @@ static UINT onSurfaceToSurface(RdpgfxClientContext* gfx, const RDPGFX_SURFACE_TO
   W.surfaceToSurface++;
   for (UINT16 i = 0; i < pdu->destPtsCount; i++)
     mark(ox(p, pdu->surfaceIdDest) + pdu->destPts[i].x, oy(p, pdu->surfaceIdDest) + pdu->destPts[i].y,
-         ox(p, pdu->surfaceIdDest) + pdu->destPts[i].x + w, oy(p, pdu->surfaceIdDest) + pdu->destPts[i].y + h);
+         ox(p, pdu->surfaceIdDest) + pdu->destPts[i].x + w,
+         oy(p, pdu->surfaceIdDest) + pdu->destPts[i].y + h);
   return p->surfaceToSurface(gfx, pdu);
 }
 
@@ -273,7 +276,8 @@ static int pump(freerdp* instance, double ms, int (*done)(void)) {
     HANDLE handles[MAXIMUM_WAIT_OBJECTS];
     const DWORD count = freerdp_get_event_handles(instance->context, handles, MAXIMUM_WAIT_OBJECTS);
     if (count == 0 || WaitForMultipleObjects(count, handles, FALSE, 10) == WAIT_FAILED ||
-        !freerdp_check_event_handles(instance->context) || freerdp_shall_disconnect_context(instance->context))
+        !freerdp_check_event_handles(instance->context) ||
+        freerdp_shall_disconnect_context(instance->context))
       return 0;
     if (done && done())
       return 1;
@@ -295,15 +299,18 @@ static int firstFrame(void) {
 static void report(const char* request, int alive, const char* note) {
   const long area = areaOf();
   const int answered = W.covered == area && area > 0;
-  printf("{\"request\":\"%s\",\"area\":[%d,%d,%d,%d],\"answered\":%s,\"answer\":\"%s\",\"ms\":%.1f,\"first_ms\":%.1f,"
-         "\"coverage\":%.4f,\"frames\":%d,\"surface_commands\":%d,\"solid_fills\":%d,\"surface_to_surface\":%d,"
-         "\"cache_to_surface\":%d,\"caps_confirms\":%d,\"caps_confirm_ms\":%.1f,\"confirmed_version\":\"0x%08X\","
-         "\"reset_graphics\":%d,\"reset_ms\":%.1f,\"session_alive\":%s,\"note\":\"%s\"}\n",
-         request, W.x0, W.y0, W.x1 - W.x0, W.y1 - W.y0, answered ? "true" : "false",
-         answered ? "updates covering the area" : (W.firstMs >= 0 ? "updates, area not covered" : "nothing"),
-         answered ? W.coveredMs : -1.0, W.firstMs, area ? (double)W.covered / (double)area : 0.0, W.frames,
-         W.surfaceCommands, W.solidFills, W.surfaceToSurface, W.cacheToSurface, W.confirms, W.confirmMs,
-         W.confirmedVersion, W.resets, W.resetMs, alive ? "true" : "false", note);
+  printf(
+      "{\"request\":\"%s\",\"area\":[%d,%d,%d,%d],\"answered\":%s,\"answer\":\"%s\",\"ms\":%.1f,\"first_ms\":"
+      "%.1f,"
+      "\"coverage\":%.4f,\"frames\":%d,\"surface_commands\":%d,\"solid_fills\":%d,\"surface_to_surface\":%d,"
+      "\"cache_to_surface\":%d,\"caps_confirms\":%d,\"caps_confirm_ms\":%.1f,\"confirmed_version\":\"0x%"
+      "08X\","
+      "\"reset_graphics\":%d,\"reset_ms\":%.1f,\"session_alive\":%s,\"note\":\"%s\"}\n",
+      request, W.x0, W.y0, W.x1 - W.x0, W.y1 - W.y0, answered ? "true" : "false",
+      answered ? "updates covering the area" : (W.firstMs >= 0 ? "updates, area not covered" : "nothing"),
+      answered ? W.coveredMs : -1.0, W.firstMs, area ? (double)W.covered / (double)area : 0.0, W.frames,
+      W.surfaceCommands, W.solidFills, W.surfaceToSurface, W.cacheToSurface, W.confirms, W.confirmMs,
+      W.confirmedVersion, W.resets, W.resetMs, alive ? "true" : "false", note);
   fflush(stdout);
 }
 
@@ -379,10 +386,13 @@ int main(int argc, char** argv) {
   struct {
     const char* name;
     int x0, y0, x1, y1;
-  } refresh[] = {{"refresh_whole", 0, 0, w, h}, {"refresh_part", w / 4, h / 4, 3 * w / 4, 3 * h / 4}, {"refresh_corner", 0, 0, 64, 64}};
+  } refresh[] = {{"refresh_whole", 0, 0, w, h},
+                 {"refresh_part", w / 4, h / 4, 3 * w / 4, 3 * h / 4},
+                 {"refresh_corner", 0, 0, 64, 64}};
   for (size_t i = 0; alive && i < sizeof refresh / sizeof refresh[0]; i++) {
     arm(refresh[i].x0, refresh[i].y0, refresh[i].x1, refresh[i].y1);
-    const RECTANGLE_16 area = {(UINT16)refresh[i].x0, (UINT16)refresh[i].y0, (UINT16)(refresh[i].x1 - 1), (UINT16)(refresh[i].y1 - 1)};
+    const RECTANGLE_16 area = {(UINT16)refresh[i].x0, (UINT16)refresh[i].y0, (UINT16)(refresh[i].x1 - 1),
+                               (UINT16)(refresh[i].y1 - 1)};
     update->RefreshRect(instance->context, 1, &area);
     alive = pump(instance, 10000, answerOver);
     report(refresh[i].name, alive, "");
@@ -410,7 +420,8 @@ int main(int argc, char** argv) {
     const UINT rc = p->gfx && p->capsCount ? p->capsAdvertise(p->gfx, &again) : ERROR_INVALID_STATE;
     alive = pump(instance, 10000, answerOver);
     char note[96];
-    snprintf(note, sizeof note, "the connect-time CapsAdvertise again (%u sets, send 0x%X)", p->capsCount, rc);
+    snprintf(note, sizeof note, "the connect-time CapsAdvertise again (%u sets, send 0x%X)", p->capsCount,
+             rc);
     report("caps_advertise_again", alive, alive ? note : "the server ended the session");
     alive = alive && pump(instance, 10000, quietFor500);
   }
@@ -428,7 +439,8 @@ int main(int argc, char** argv) {
     const UINT rc = p->gfx ? p->capsAdvertise(p->gfx, &single) : ERROR_INVALID_STATE;
     alive = pump(instance, 10000, answerOver);
     char note[96];
-    snprintf(note, sizeof note, "one set, 10.7, flags 0x%X (send 0x%X)%s", flags, rc, alive ? "" : ": the server ended the session");
+    snprintf(note, sizeof note, "one set, 10.7, flags 0x%X (send 0x%X)%s", flags, rc,
+             alive ? "" : ": the server ended the session");
     report("caps_advertise_107_only", alive, note);
   }
 

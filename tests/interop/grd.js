@@ -122,25 +122,26 @@ async function run(ctx) {
   const settings = path.join(home, '.config/glib-2.0/settings/keyfile');
   fs.writeFileSync(settings, `[org/gnome/desktop/remote-desktop/rdp]\nenable=true\ntls-cert='${cert}'\ntls-key='${key}'\nview-only=false\nscreen-share-mode='mirror-primary'\n`, { mode: 0o600 });
   own(settings);
-  // Headless GRD 43 keeps its credentials in TPM or, without one, in this GKeyFile (its
+  // Headless GRD 43 keeps its credentials in a TPM or, without one, in this GKeyFile (its
   // GrdCredentialsFile): written here, 0600, so no password is in argv (grdctl takes it there).
+  // A GVariant text; the name and the password are letters and '-' (nothing to quote).
   const creds = path.join(home, '.local/share/gnome-remote-desktop/credentials.ini');
   fs.writeFileSync(creds, `[RDP]\ncredentials={'username': <'${USER}'>, 'password': <'${PASSWORD}'>}\n`, { mode: 0o600 });
   own(creds);
   const typedFile = path.join(home, 'typed');
-  const L_ = (n) => path.join(rt, n);
-  const session = L_('session.sh'), client = L_('xterm.sh');
+  const runFile = (n) => path.join(rt, n);
+  const session = runFile('session.sh'), client = runFile('xterm.sh');
   // mutter runs the client once its displays are up, with DISPLAY set (Xwayland's).
-  fs.writeFileSync(client, `#!/bin/sh\necho "$DISPLAY" >'${L_('display')}'\nexec xterm -geometry 100x30 -e /bin/sh -c 'exec cat > "$HOME/typed"'\n`, { mode: 0o755 });
+  fs.writeFileSync(client, `#!/bin/sh\necho "$DISPLAY" >'${runFile('display')}'\nexec xterm -geometry 100x30 -e /bin/sh -c 'exec cat > "$HOME/typed"'\n`, { mode: 0o755 });
   own(client);
   fs.writeFileSync(session, `#!/bin/sh
 # Runs as ${USER} on the session bus dbus-run-session made, inside ${NS}.
 cd "$HOME" || exit 1
-pipewire >'${L_('pipewire.log')}' 2>&1 & echo "pipewire $!" >>'${L_('pids')}'
-wireplumber >'${L_('wireplumber.log')}' 2>&1 & echo "wireplumber $!" >>'${L_('pids')}'
-/usr/libexec/gnome-remote-desktop-daemon --headless --rdp-port ${GRD_PORT} >'${L_('grd.log')}' 2>&1 & echo "grd $!" >>'${L_('pids')}'
-echo "mutter $$" >>'${L_('pids')}'
-exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.height} -- /bin/sh '${client}' >'${L_('mutter.log')}' 2>&1
+pipewire >'${runFile('pipewire.log')}' 2>&1 & echo "pipewire $!" >>'${runFile('pids')}'
+wireplumber >'${runFile('wireplumber.log')}' 2>&1 & echo "wireplumber $!" >>'${runFile('pids')}'
+/usr/libexec/gnome-remote-desktop-daemon --headless --rdp-port ${GRD_PORT} >'${runFile('grd.log')}' 2>&1 & echo "grd $!" >>'${runFile('pids')}'
+echo "mutter $$" >>'${runFile('pids')}'
+exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.height} -- /bin/sh '${client}' >'${runFile('mutter.log')}' 2>&1
 `, { mode: 0o755 });
   own(session);
 
@@ -148,27 +149,32 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   const env = ['HOME=' + home, 'USER=' + USER, 'LOGNAME=' + USER, 'PATH=/usr/bin:/bin', 'LANG=C.UTF-8', `XDG_RUNTIME_DIR=${rt}`, 'GSETTINGS_BACKEND=keyfile'];
   const tUp = Date.now();
   const stack = proc('grdsession', 'ip', ['netns', 'exec', NS, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--init-groups', 'env', '-i', ...env, 'dbus-run-session', '--', '/bin/sh', session], { PATH: process.env.PATH });
-  const pidOf = (kind) => { const m = new RegExp(`^${kind} (\\d+)$`, 'm').exec(readText(L_('pids'))); return m ? Number(m[1]) : 0; };
+  const pidOf = (kind) => { const m = new RegExp(`^${kind} (\\d+)$`, 'm').exec(readText(runFile('pids'))); return m ? Number(m[1]) : 0; };
   const listening = (pid, port) => { try { return P.inetSocketsOf(pid).inet.filter((s) => s.state === 'LISTEN' && s.localPort === port); } catch { return []; } };
   const grdUp = await until(() => (pidOf('grd') && listening(pidOf('grd'), GRD_PORT).length > 0) || stack.exit, 60000, 100);
-  const display = await until(() => readText(L_('display')).trim(), 60000, 100);
+  const display = await until(() => readText(runFile('display')).trim(), 60000, 100);
   const xauth = fs.readdirSync(rt).find((f) => f.startsWith('.mutter-Xwaylandauth'));
   const X = { PATH: process.env.PATH, DISPLAY: display, XAUTHORITY: xauth ? path.join(rt, xauth) : '' };
   // X clients run inside the namespace: Xwayland's abstract socket is the namespace's own.
   const xrun = (cmd, args, opts = {}) => spawnSync('ip', ['netns', 'exec', NS, cmd, ...args], { env: X, ...opts });
   const xtermWin = await until(() => (xrun('xdotool', ['search', '--onlyvisible', '--class', 'xterm'], { encoding: 'utf8' }).stdout || '').trim().split('\n')[0], 60000, 200);
   R.figures.stack_up_ms = Date.now() - tUp;
+  // The witness of what Xwayland processed (X RECORD: key and button events), inside the namespace.
+  const recorder = ctx.recorder && xtermWin ? proc('recorder', 'ip', ['netns', 'exec', NS, ctx.recorder], X) : null;
+  if (recorder) await recorder.waitFor((e) => /^GCREC (started|unavailable)/.test(e.unparsable || ''), 15000).catch(() => null);
+  const keysSeen = (from) => (recorder ? recorder.events.slice(from) : []).filter((e) => /^GCREC key /.test(e.unparsable || '')).length;
+  const recorded = () => (recorder ? recorder.events.length : 0);
   const grdListeners = pidOf('grd') ? listening(pidOf('grd'), GRD_PORT).map((s) => `${s.local}:${s.localPort}`) : [];
   const links = spawnSync('ip', ['-n', NS, '-o', 'link', 'show'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((l) => l.split(':')[1].trim());
   const addrs = spawnSync('ip', ['-n', NS, '-o', 'addr', 'show'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/)[3]);
   const fwd = loopbackForward(NS, GRD_PORT);
   const port = await fwd.ready;
   const fwdListen = fwd.server.address();
-  const tpmFallback = /using GKeyFile as fallback/.test(readText(L_('grd.log')));
+  const tpmFallback = /using GKeyFile as fallback/.test(readText(runFile('grd.log')));
   check('34.3', 'gnome-remote-desktop 43 serves headless (mutter --headless with a virtual monitor, PipeWire + WirePlumber, its own session bus, a throwaway account); it listens on every address of a network namespace that has only loopback, the forward into it on 127.0.0.1; credentials from its key file (no TPM)',
     grdUp && !stack.exit && xtermWin && links.length === 1 && links[0] === 'lo' && addrs.every((a) => /^(127\.|::1\/)/.test(a)) && fwdListen.address === '127.0.0.1' && tpmFallback,
-    { grd_listens: grdListeners, namespace_links: links, namespace_addrs: addrs, forward: `${fwdListen.address}:${port}`, display, xterm: !!xtermWin, credentials_from_file: tpmFallback, stack_up_ms: R.figures.stack_up_ms, exit: stack.exit, log: readText(L_('grd.log')).slice(-400) });
-  if (!grdUp || stack.exit || !xtermWin) throw new Error(`the GRD stack did not come up: ${readText(L_('mutter.log')).slice(-600)} ${readText(L_('grd.log')).slice(-600)}`);
+    { grd_listens: grdListeners, namespace_links: links, namespace_addrs: addrs, forward: `${fwdListen.address}:${port}`, display, xterm: !!xtermWin, credentials_from_file: tpmFallback, stack_up_ms: R.figures.stack_up_ms, exit: stack.exit, log: readText(runFile('grd.log')).slice(-400) });
+  if (!grdUp || stack.exit || !xtermWin) throw new Error(`the GRD stack did not come up: ${readText(runFile('mutter.log')).slice(-600)} ${readText(runFile('grd.log')).slice(-600)}`);
 
   // ---- the grant (the libvirt test driver's domain forwards to the loopback forward) ------------
   const vm = { name: 'gc-interop-grd', uuid: crypto.randomUUID() };
@@ -281,7 +287,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   let seq = 0;
   s.ws.send({ type: 'pointer', seq: ++seq, x: xt ? xt.x + 50 : 200, y: xt ? xt.y + 50 : 150, buttons: 0, wheel: 0 });
   const typeWord = async (word) => {
-    const from = readText(typedFile).length;
+    const from = readText(typedFile).length, rec = recorded();
     const t = Date.now();
     for (const ch of [...word, 'enter']) {
       s.ws.send({ type: 'key', seq: ++seq, scancode: SC[ch], down: true });
@@ -289,7 +295,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     }
     const acked = await s.ws.waitText((m) => m.type === 'input_ack' && m.upto >= seq, 15000).catch(() => null);
     const line = await until(() => { const now = readText(typedFile).slice(from); return now.includes('\n') && now.slice(0, now.indexOf('\n')); }, 5000, 50);
-    return { acked: !!acked, line: typeof line === 'string' ? line : null, ms: Date.now() - t };
+    return { acked: !!acked, line: typeof line === 'string' ? line : null, ms: Date.now() - t, key_events_sent: 2 * (word.length + 1), key_events_x_saw: keysSeen(rec) };
   };
   const FIRST = `gcfirst${rnd(6)}`, TYPED = `gcgrd${rnd(6)}`;
   ctx.secrets.push(FIRST, TYPED);
@@ -297,7 +303,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   const lost = first.line === null ? FIRST.length + 1 : FIRST.endsWith(first.line) ? FIRST.length - first.line.length : null;
   const second = await typeWord(TYPED);
   R.figures.typed_to_seen_ms = second.ms;
-  R.typing = { first_word_chars: FIRST.length + 1, first_word_lost_leading_keys: lost, second_exact: second.line === TYPED, second_ms: second.ms, acked: first.acked && second.acked };
+  R.typing = { first_word_chars: FIRST.length + 1, first_word_lost_leading_keys: lost, first_key_events: `${first.key_events_x_saw}/${first.key_events_sent} seen by Xwayland`, second_exact: second.line === TYPED, second_key_events: `${second.key_events_x_saw}/${second.key_events_sent}`, second_ms: second.ms, acked: first.acked && second.acked };
   log(`GRD typing: of the session's first ${FIRST.length} letters and Enter, the first ${lost} never reached the xterm`);
   check('34.3', `typed words reach the xterm (through GRD, mutter's virtual keyboard and Xwayland; its shell wrote ~/typed): the first word lost its first ${lost} key(s) (what the session's first keys do on GRD; a suffix arrived), the second exactly`,
     R.typing.acked && lost !== null && second.line === TYPED, R.typing);
@@ -323,12 +329,12 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     check('34.3', 'capture_desktop: the captured desktop shows the xterm as mutter has it (within RemoteFX\'s loss)', shot && shot.width === DESKTOP.width && shot.height === DESKTOP.height && pictureOk(cap), R.picture_capture);
 
     // ---- one action: type_text (scancodes) ----------------------------------------------------
-    const before = readText(typedFile);
+    const before = readText(typedFile), rec = recorded();
     const t2 = Date.now();
     const r = await mcp.call('perform_action', { action: { type: 'type_text', text: `${TEXT_ASCII}\n` } });
     const receipt = L.sc(r);
     const got = await until(() => { const now = readText(typedFile).slice(before.length); return now.includes('\n') && now; }, 20000, 100);
-    R.action = { outcome: receipt.outcome, guest_confirmed: receipt.guest_confirmed, events_sent: receipt.events_sent, typed_exactly: got === `${TEXT_ASCII}\n`, typed_chars: got ? got.length : 0, ms: Date.now() - t2 };
+    R.action = { outcome: receipt.outcome, guest_confirmed: receipt.guest_confirmed, events_sent: receipt.events_sent, key_events_x_saw: keysSeen(rec), typed_exactly: got === `${TEXT_ASCII}\n`, typed_chars: got ? got.length : 0, ms: Date.now() - t2 };
     check('34.3', 'perform_action type_text (ASCII, Shift, Enter) reaches the xterm exactly; the receipt says executed and guest-confirmed', receipt.outcome === 'executed' && receipt.guest_confirmed === true && R.action.typed_exactly, R.action);
   } catch (e) {
     check('34.3', 'the GRD run reached its action', false, { error: String(e && e.message || e).slice(0, 500), control: s.con.events.slice(-4), stderr: s.con.stderr.slice(-300) });

@@ -234,7 +234,7 @@ async function main() {
   const grd = async () => {
     if (!SERVERS.has('grd')) return;
     const t = Date.now();
-    await GRD.run({ check, report, WORK, USER: GRD_USER, NS: NETNS, signKey, issuerPub, ledgerArgs, proc, ENV, dirs, RUNS, log, secrets, answersProbe: process.env.GC_INTEROP_ANSWERS })
+    await GRD.run({ check, report, WORK, USER: GRD_USER, NS: NETNS, signKey, issuerPub, ledgerArgs, proc, ENV, dirs, RUNS, log, secrets, answersProbe: process.env.GC_INTEROP_ANSWERS, recorder: RECORDER })
       .catch((e) => check('34.3', 'the gnome-remote-desktop part ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }));
     report.figures.grd_part_ms = Date.now() - t;
   };
