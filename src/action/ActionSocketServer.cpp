@@ -3,6 +3,7 @@
 #include "action/ActionService.h"
 #include "action/CaptureScaler.h"
 #include "common/StrictJson.h"
+#include "common/SystemError.h"
 #include "privacy/SecureBytes.h"
 #include "relay/PeerCredentials.h"
 #include "relay/RelayProtocol.h"
@@ -90,18 +91,18 @@ bool ActionSocketServer::listen(const QString& path) {
   std::memcpy(address.sun_path, encoded.constData(), size_t(encoded.size()));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    m_error = QString::fromLocal8Bit(std::strerror(errno));
+    m_error = errnoText();
     return false;
   }
   // bind() refuses an existing path (EADDRINUSE); the 0700 directory covers the instant
   // between bind and chmod, during which only we can reach the socket anyway.
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    m_error = QStringLiteral("bind: %1").arg(QString::fromLocal8Bit(std::strerror(errno)));
+    m_error = QStringLiteral("bind: %1").arg(errnoText());
     ::close(fd);
     return false;
   }
   if (::chmod(encoded.constData(), 0600) != 0 || ::listen(fd, 4) != 0) {
-    m_error = QString::fromLocal8Bit(std::strerror(errno));
+    m_error = errnoText();
     ::close(fd);
     ::unlink(encoded.constData());
     return false;
@@ -384,7 +385,7 @@ void ActionSocketServer::flushPending() {
       m_writable->setEnabled(true);
       return;
     } else {
-      qCInfo(lcActionSocket) << "relay write failed:" << std::strerror(errno);
+      qCInfo(lcActionSocket) << "relay write failed:" << errnoText();
       break; // the relay is gone; its disconnect follows
     }
   }

@@ -108,10 +108,7 @@ Status recordEvidence(const AppPaths& paths, const CheckResult& result) {
 
 int runCheck(const QStringList& arguments) {
   QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
-  parser.addHelpOption();
-  addGlobalOptions(parser);
+  prepareParser(parser, QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
   parser.addOptions(
       {{QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
        {QStringLiteral("json"), QStringLiteral("Print one JSON object.")},

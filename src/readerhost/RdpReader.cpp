@@ -1,6 +1,7 @@
 #include "readerhost/RdpReader.h"
 
 #include "common/StateTable.h"
+#include "common/SystemError.h"
 #include "privacy/SecureZero.h"
 #include "readerwire/SandboxReport.h"
 
@@ -33,10 +34,6 @@ constexpr int kMaxSide = 8192;
 constexpr int kHighFd = 10;
 
 constexpr quint32 kRequiredSandbox = SandboxReport::kRequired;
-
-QString errnoText() {
-  return QString::fromLocal8Bit(std::strerror(errno));
-}
 
 bool insideDesktop(const QRect& r, QSize size) {
   return !r.isEmpty() && QRect(QPoint(0, 0), size).contains(r);
@@ -261,7 +258,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
     return;
   }
   m_sessionStarted = true;
-  m_leaseOfFrame.clear(); // the pacing counts a new session's leases
+  m_handedLease = 0; // the pacing counts a new session's leases
   m_presentedLease = 0;
   m_unchangedLease = 0;
   setState(State::Connecting);
@@ -490,41 +487,28 @@ void RdpReader::onLeased(const wire::Leased& leased) {
 // it is presented with the newest frame handed out, or, when that one was presented, after
 // kUnchangedPresent (coalesced), so a static screen is not re-sent as fast as the guest can.
 void RdpReader::presentUnchanged(quint64 lease) {
-  if (!m_leaseOfFrame.empty()) {
-    m_leaseOfFrame.back().second = lease;
-    return;
-  }
   m_unchangedLease = std::max(m_unchangedLease, lease);
-  if (!m_unchangedTimer.isActive())
+  if (m_handedLease <= m_presentedLease && !m_unchangedTimer.isActive())
     m_unchangedTimer.start();
 }
 
 void RdpReader::presentUnchangedNow() {
-  if (m_unchangedLease > m_presentedLease && m_leaseOfFrame.empty() && m_state == State::Connected) {
-    m_presentedLease = m_unchangedLease;
-    (void)sendToReader(wire::Presented{m_presentedLease});
-  }
-}
-
-QList<std::pair<QRect, QPoint>> RdpReader::guestMoves() const {
-  QList<std::pair<QRect, QPoint>> out;
-  out.reserve(m_frameMoves.size());
-  for (const wire::SurfaceMove& m : m_frameMoves)
-    out.append({m.source, m.target});
-  return out;
+  if (m_handedLease <= m_presentedLease && m_state == State::Connected)
+    notePresented(m_unchangedLease);
 }
 
 void RdpReader::handOutFrame() {
   DesktopFrames::Taken taken = m_frames.take();
   // A resize reached the console already (Resized, before any frame of the new size).
   if (!taken.frame.isNull()) {
-    // The pacing's account: this frame holds every lease up to the last one absorbed.
-    m_leaseOfFrame.emplace_back(m_serial + 1, m_lastSerial);
-    if (m_leaseOfFrame.size() > kMaxUnpresented)
-      m_leaseOfFrame.pop_front();
-    m_frameMoves = std::exchange(m_pendingMoves, {});
+    // The frame holds every lease up to the last one absorbed: that is its serial.
+    m_handedLease = m_lastSerial;
+    FrameUpdate update{std::move(taken.frame), std::move(taken.dirty), {}, m_lastSerial};
+    update.moves.reserve(m_pendingMoves.size());
+    for (const wire::SurfaceMove& m : std::exchange(m_pendingMoves, {}))
+      update.moves.append({m.source, m.target});
     m_movesOverflowed = false;
-    emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
+    emit frameUpdated(update);
   }
 }
 
@@ -655,14 +639,12 @@ void RdpReader::setPacing(PacingMode mode) {
 }
 
 void RdpReader::notePresented(quint64 upto) {
-  quint64 lease = 0;
-  while (!m_leaseOfFrame.empty() && m_leaseOfFrame.front().first <= upto) {
-    lease = m_leaseOfFrame.front().second;
-    m_leaseOfFrame.pop_front();
-  }
-  if (lease > m_presentedLease && m_state == State::Connected) {
-    m_presentedLease = lease;
-    (void)sendToReader(wire::Presented{lease});
+  // Leases that changed nothing after the newest frame handed out are shown with it.
+  if (upto >= m_handedLease)
+    upto = std::max(upto, m_unchangedLease);
+  if (upto > m_presentedLease && upto <= m_lastSerial && m_state == State::Connected) {
+    m_presentedLease = upto;
+    (void)sendToReader(wire::Presented{upto});
   }
 }
 

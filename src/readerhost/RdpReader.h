@@ -102,8 +102,8 @@ public:
   void cancelGuestSync();
 
   // Frame pacing in the reader (rdp/FramePacer.h): the mode, and "the panel
-  // presented every frame up to FrameUpdate::serial `upto`" (the reader hears the lease
-  // that frame held). Fire and forget.
+  // presented every frame up to FrameUpdate::serial `upto`" (a frame's serial is the newest
+  // lease it holds). Fire and forget.
   void setPacing(PacingMode mode);
   void notePresented(quint64 upto);
 
@@ -137,13 +137,9 @@ public:
   // modes make the reader break the protocol or crash, and return at once.
   Outcome<QStringList> selfTest(quint8 mode, std::chrono::milliseconds bound = std::chrono::seconds(10));
 
-  // The guest's own moves (RDPGFX SurfaceToSurface, CacheToSurface) behind the frame being
-  // handed out, in order: read from a frameUpdated() receiver, for the panel encoder to send
-  // as copies when the frame shows them. Checked inside the desktop; at most
-  // kMaxGuestMoves (more: none, the frame's damage covers them).
+  // The guest's own moves kept behind one frame (FrameUpdate::moves); more: none, the
+  // frame's damage covers them.
   static constexpr int kMaxGuestMoves = 16;
-  // Each as (source area, target top-left).
-  QList<std::pair<QRect, QPoint>> guestMoves() const;
 
 signals:
   void connected(QSize desktop);
@@ -192,13 +188,10 @@ private:
   DesktopFrames m_frames;
   QList<wire::SurfaceMove> m_pendingMoves; // since the last frame handed out
   bool m_movesOverflowed = false;
-  QList<wire::SurfaceMove> m_frameMoves; // behind the frame handed out last
   QTimer m_trim;
-  quint64 m_serial = 0;
 
-  // Pacing: FrameUpdate serial -> the last lease it holds, for frames not yet presented.
-  static constexpr std::size_t kMaxUnpresented = 64;
-  std::deque<std::pair<quint64, quint64>> m_leaseOfFrame;
+  // Pacing: a frame's serial is the newest lease it holds, so "presented" needs no table.
+  quint64 m_handedLease = 0; // the serial of the newest frame handed out
   quint64 m_presentedLease = 0;
   static constexpr std::chrono::milliseconds kUnchangedPresent{100};
   quint64 m_unchangedLease = 0; // the newest lease that changed nothing, not yet presented

@@ -1,5 +1,7 @@
 #include "readerhost/ReaderProcess.h"
 
+#include "common/SystemError.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -24,10 +26,6 @@ namespace {
 // The reader's fixed descriptor numbers (src/reader/reader_main.cpp).
 constexpr int kReaderSocketFd = 3;
 constexpr int kDesktopFd = 4;
-
-QString errnoText() {
-  return QString::fromLocal8Bit(std::strerror(errno));
-}
 
 // The sanitizers' options pass to the reader (diagnostics, not secrets); nothing else of the
 // console's environment does. LeakSanitizer cannot run inside the reader's sandbox (it needs

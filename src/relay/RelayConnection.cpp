@@ -1,6 +1,7 @@
 #include "relay/RelayConnection.h"
 
 #include "common/StrictJson.h"
+#include "common/SystemError.h"
 #include "privacy/SecureBytes.h"
 #include "relay/PeerCredentials.h"
 #include "relay/RelayProtocol.h"
@@ -61,7 +62,7 @@ Status RelayConnection::open(const QString& socketPath, uid_t expectedPeerUid,
   std::memcpy(address.sun_path, path.constData(), size_t(path.size()));
   m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (m_fd < 0)
-    return Status(Refusal::Internal, QString::fromLocal8Bit(std::strerror(errno)));
+    return Status(Refusal::Internal, errnoText());
   if (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     closeFd();
     // A socket file nobody listens on is a console that is gone.
