@@ -81,9 +81,11 @@ const RELAY = `const s=require('net').connect(Number(process.argv[1]),'127.0.0.1
 process.stdin.pipe(s);s.pipe(process.stdout);
 s.on('error',()=>process.exit(1));s.on('close',()=>process.exit(0));`;
 function loopbackForward(ns, port) {
-  const st = { connections: 0, relays: new Set() };
+  const st = { connections: 0, relays: new Set(), sockets: new Set() };
   const server = net.createServer((sock) => {
     st.connections++;
+    st.sockets.add(sock);
+    sock.on('close', () => st.sockets.delete(sock));
     const relay = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', RELAY, String(port)], { stdio: ['pipe', 'pipe', 'ignore'] });
     st.relays.add(relay);
     sock.pipe(relay.stdin);
@@ -94,7 +96,12 @@ function loopbackForward(ns, port) {
     relay.on('exit', () => { st.relays.delete(relay); sock.end(); });
   });
   const ready = new Promise((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', () => resolve(server.address().port)); });
-  const close = () => new Promise((resolve) => { for (const r of st.relays) r.kill('SIGKILL'); server.close(() => resolve()); });
+  // server.close() waits for every connection: one the far side left half-open would hold it.
+  const close = () => new Promise((resolve) => {
+    for (const r of st.relays) r.kill('SIGKILL');
+    for (const c of st.sockets) c.destroy();
+    server.close(() => resolve());
+  });
   return { st, ready, close, server };
 }
 
@@ -210,6 +217,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     con.send({ cmd: 'credentials', username: USER, password: PASSWORD, domain: '' });
     const setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
     const setupMs = Date.now() - t0;
+    if (!setup || setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
     const { ws } = await WsClient.connect(ready.panel.port);
     const frames = L.panelFrames(ws);
     ws.on('binary', () => { frames.lastAt = Date.now(); });
@@ -233,6 +241,31 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     if (!pos || shot.status !== 0) return null;
     return { x: Number(pos[1]), y: Number(pos[2]), win: decodeXwd(shot.stdout) };
   };
+
+  // ---- a wrong password ---------------------------------------------------------------------------
+  {
+    const WRONG = `Gw-${rnd(14)}`;
+    ctx.secrets.push(WRONG);
+    const con = proc('console', BIN.console, ['open', '--grant', issueGrant(path.join(WORK, 'grant-grd-wrong.json')), ...global]);
+    const ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
+    if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)}`);
+    await con.waitFor((e) => e.event === 'credentials_required', 30000);
+    const from = con.events.length;
+    con.send({ cmd: 'credentials', username: USER, password: WRONG, domain: '' });
+    const outcome = await con.waitFor((e) => e.event === 'closed' || e.event === 'credentials_required' || (e.event === 'phase' && e.reason === 'guest connected'), 60000, from).catch(() => null);
+    const error = con.events.slice(from).find((e) => e.event === 'error') || null;
+    if (outcome && outcome.event !== 'closed') con.send({ cmd: 'close' });
+    await con.waitFor((e) => e.event === 'closed', 30000).catch(() => null);
+    const exit = await con.waitExit(20000);
+    const failed = evidence(ready.run).find((e) => e.event === 'connect_failed') || {};
+    const freerdp = con.stderr.split('\n').filter((l) => /gc\.rdp/.test(l) && !/md4|krb5/.test(l)).map((l) => l.replace(/^\S+\s+/, '')).slice(0, 6);
+    R.sessions.wrong_password = { outcome: outcome && (outcome.event === 'closed' ? `closed ${outcome.reason}` : outcome.event), error: error && error.code, connect_failed: failed.code, exit: exit && exit.code, reader_log: freerdp };
+    log(`GRD, a wrong password: ${R.sessions.wrong_password.outcome} (connect_failed ${failed.code})`);
+    // FreeRDP 2's server (GRD 43) ends the connection when NLA fails, with no CredSSP error
+    // code: FreeRDP 3's client reports a failed connect, not a refused logon.
+    check('34.3', `a wrong password never opens a session: GRD refuses it in NLA; the console ${outcome && outcome.event === 'credentials_required' ? 'says AUTH_FAILED and asks again' : `closes ${outcome && outcome.reason}`} (typed, in the evidence), exit 0`,
+      outcome && outcome.event !== 'phase' && failed.code && exit && exit.code === 0 && !con.events.some((e) => e.event === 'phase' && e.phase === 'SETUP'), R.sessions.wrong_password);
+  }
 
   // ---- the lock with today's strict default (no lock.confirmation) -------------------------------
   {

@@ -460,9 +460,20 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   check('20.4', 'nothing left: xrdp and sesman stopped, xrdp\'s, sesman\'s and the panel\'s ports free', stopped.every(Boolean) && portsFree, { stopped: stopped.map((s) => s && (s.code ?? s.signal)), ports_free: portsFree });
 }
 
+// A step awaiting something nothing will ever settle empties the event loop: node would exit 0
+// without the rest of the checks.
+let ended = false;
+process.on('beforeExit', () => {
+  if (ended) return;
+  ended = true;
+  check('20.4', 'the lane ran to the end', false, { error: 'the event loop emptied while a step was still waiting' });
+  process.stdout.write(`interop: ${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length} failed (stopped early)\n`);
+  process.exitCode = 1;
+});
 main()
   .catch((e) => check('20.4', 'the lane ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }))
   .finally(() => {
+    ended = true;
     for (const p of spawned) if (!p.exit) p.kill('SIGKILL');
     const passed = results.filter((r) => r.ok).length, failed = results.length - passed;
     report.ended_at = new Date().toISOString();
