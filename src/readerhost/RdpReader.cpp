@@ -529,46 +529,41 @@ Status RdpReader::awaitInputDone(quint32 id, std::chrono::milliseconds deadline,
   }
 }
 
-Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline) {
-  if (m_state != State::Connected)
-    return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
-  wire::Key key;
-  key.id = m_nextId++;
-  key.scancode = scancode;
-  key.down = down;
-  if (Status s = sendToReader(key); !s.ok())
-    return Status(Refusal::InputSendFailed, s.failure().message);
-  return awaitInputDone(key.id, deadline, nullptr);
-}
-
-Status RdpReader::sendUnicode(quint16 codeUnit, bool down, std::chrono::milliseconds deadline) {
-  if (m_state != State::Connected)
-    return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
-  wire::Unicode unicode;
-  unicode.id = m_nextId++;
-  unicode.codeUnit = codeUnit;
-  unicode.down = down;
-  if (Status s = sendToReader(unicode); !s.ok())
-    return Status(Refusal::InputSendFailed, s.failure().message);
-  return awaitInputDone(unicode.id, deadline, nullptr);
-}
-
-Status RdpReader::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written,
-                              std::chrono::milliseconds deadline, bool horizontal) {
+template <typename Input>
+Status RdpReader::sendInput(Input input, std::chrono::milliseconds deadline, int* written) {
   if (written)
     *written = 0;
   if (m_state != State::Connected)
     return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
+  input.id = m_nextId++;
+  if (Status s = sendToReader(input); !s.ok())
+    return Status(Refusal::InputSendFailed, s.failure().message);
+  return awaitInputDone(input.id, deadline, written);
+}
+
+Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline) {
+  wire::Key key;
+  key.scancode = scancode;
+  key.down = down;
+  return sendInput(key, deadline, nullptr);
+}
+
+Status RdpReader::sendUnicode(quint16 codeUnit, bool down, std::chrono::milliseconds deadline) {
+  wire::Unicode unicode;
+  unicode.codeUnit = codeUnit;
+  unicode.down = down;
+  return sendInput(unicode, deadline, nullptr);
+}
+
+Status RdpReader::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written,
+                              std::chrono::milliseconds deadline, bool horizontal) {
   wire::Pointer pointer;
-  pointer.id = m_nextId++;
   pointer.x = x;
   pointer.y = y;
   pointer.buttons = buttons;
   pointer.wheel = wheel;
   pointer.horizontal = horizontal;
-  if (Status s = sendToReader(pointer); !s.ok())
-    return Status(Refusal::InputSendFailed, s.failure().message);
-  return awaitInputDone(pointer.id, deadline, written);
+  return sendInput(pointer, deadline, written);
 }
 
 Outcome<RdpReader::Released> RdpReader::releaseHeld(std::chrono::milliseconds deadline) {

@@ -159,6 +159,8 @@ private:
   void dispatch(wire::FromReader message);
   void dispatchQueued();
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
+  // One input message (Key, Pointer, Unicode) with a fresh id, then its InputDone.
+  template <typename Input> Status sendInput(Input input, std::chrono::milliseconds deadline, int* written);
   // Waits for the InputDone of send `id` (earlier answers that arrive late are skipped).
   Status awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written);
   // The reader broke the protocol or died: it is killed, the session ends (RDP_READER_FAILED).

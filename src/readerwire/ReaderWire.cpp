@@ -2,6 +2,7 @@
 
 #include <QtEndian>
 
+#include <concepts>
 #include <cstring>
 #include <string.h>
 #include <type_traits>
@@ -64,13 +65,8 @@ private:
     m_out.append(bytes, sizeof(T));
   }
   void one(bool& v) { integer<quint8>(v ? 1 : 0); }
-  void one(quint8& v) { integer(v); }
-  void one(quint16& v) { integer(v); }
-  void one(qint16& v) { integer(v); }
-  void one(quint32& v) { integer(v); }
-  void one(qint32& v) { integer(v); }
-  void one(quint64& v) { integer(v); }
-  void one(qint64& v) { integer(v); }
+  template <std::integral T>
+  requires(!std::same_as<T, bool>) void one(T& v) { integer(v); }
   void one(std::chrono::milliseconds& v) {
     integer<quint32>(quint32(std::clamp<qint64>(v.count(), 0, 0x7fffffff)));
   }
@@ -218,13 +214,8 @@ private:
       fail(QStringLiteral("a boolean that is neither 0 nor 1"));
     v = b == 1;
   }
-  void one(quint8& v) { integer(v); }
-  void one(quint16& v) { integer(v); }
-  void one(qint16& v) { integer(v); }
-  void one(quint32& v) { integer(v); }
-  void one(qint32& v) { integer(v); }
-  void one(quint64& v) { integer(v); }
-  void one(qint64& v) { integer(v); }
+  template <std::integral T>
+  requires(!std::same_as<T, bool>) void one(T& v) { integer(v); }
   void one(std::chrono::milliseconds& v) {
     quint32 ms = 0;
     integer(ms);
