@@ -295,8 +295,6 @@ void RdpSession::run() {
   QString reason;
   std::optional<WLogRouter::ExpectedErrors> expected; // once half-closed: the guest's EOF is the plan
   while (!m_aborting) {
-    if (m_halfClosed && !expected)
-      expected.emplace();
     // Between events: a requested lease is granted here, at a frame boundary; while it is
     // held the guest's PDUs wait unread (input still goes out on the main thread).
     if (!serveLease())
@@ -313,6 +311,10 @@ void RdpSession::run() {
     std::lock_guard io(m_ioMutex);
     if (m_aborting)
       break;
+    // Checked here, under the lock finishGracefully() half-closes with: a guest that closes at
+    // once is read in this very pass.
+    if (m_halfClosed && !expected)
+      expected.emplace();
     if (!freerdp_check_event_handles(m_context) || freerdp_shall_disconnect_context(m_context)) {
       const UINT32 error = freerdp_get_last_error(m_context);
       reason =

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 'use strict';
-// The interop lane's checks (tests/interop/run starts this as root with WORK and the throwaway
-// account's name): xrdp + xorgxrdp on 127.0.0.1 with their own config copies, a throwaway TLS
-// certificate (the grant's pin) and account, and the console driven through them like the VS
-// Code extension does — check, open, auto-login with the Client Info credentials, frames at a
-// panel client, a typed key seen inside the X session, lock, input refused after it, close,
-// nothing left. Prints PASS/FAIL lines and "interop: N passed, M failed"; writes
-// GC_ARTIFACTS_DIR/interop-report.json. Every wait is on an event, a line or a state, bounded.
+// The interop lane's checks (tests/interop/run starts this as root with WORK, the throwaway
+// accounts' names and GRD's network namespace): xrdp + xorgxrdp on 127.0.0.1 with their own
+// config copies, a throwaway TLS certificate (the grant's pin) and account, and the console
+// driven through them like the VS Code extension does — check, open, auto-login with the Client
+// Info credentials, frames at a panel client, a typed key seen inside the X session, lock, input
+// refused after it, close, nothing left; then gnome-remote-desktop (grd.js), while xrdp's
+// disconnected session waits out its minute. Prints PASS/FAIL lines and "interop: N passed, M
+// failed"; writes GC_ARTIFACTS_DIR/interop-report.json. Every wait is on an event, a line or a
+// state, bounded.
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -15,9 +17,13 @@ const { execFileSync, spawnSync } = require('child_process');
 const { WsClient } = require('../battery/lib/ws');
 const P = require('../battery/lib/proc');
 const L = require('../lanes/lib/lane');
+const GRD = require('./grd');
+const { decodeXwd } = GRD;
 
-const [WORK, USER] = process.argv.slice(2);
-if (!WORK || !USER) { console.error('usage: interop.js WORK USER (started by tests/interop/run)'); process.exit(2); }
+const [WORK, USER, GRD_USER, NETNS] = process.argv.slice(2);
+if (!WORK || !USER || !GRD_USER || !NETNS) { console.error('usage: interop.js WORK USER GRD_USER NETNS (started by tests/interop/run)'); process.exit(2); }
+// The servers this run takes on (GC_INTEROP_SERVERS, default both): xrdp, grd (grd.js).
+const SERVERS = new Set((process.env.GC_INTEROP_SERVERS || 'xrdp,grd').split(',').map((x) => x.trim()).filter(Boolean));
 const started = Date.now();
 const { BIN, ARTIFACTS, rnd, until, portOpen, freePort, sleep } = L;
 // The benchmark's desktop, named in the grant (rdp.desktop, rdp.keyboard_layout): the defaults.
@@ -25,7 +31,8 @@ const DESKTOP = { width: 1920, height: 1080, layout: '0x00000409' };
 const SESMAN_PORT = 3350; // fixed: xrdp reads it from /etc/xrdp/sesman.ini whatever --config says
 
 const results = [];
-const report = { lane: 'interop (xrdp + xorgxrdp)', started_at: new Date(started).toISOString(), items: results, figures: {}, xrdp_log: {} };
+const secrets = []; // what the GRD part adds (its password, its typed text)
+const report = { lane: `interop (${[...SERVERS].join(', ')})`, servers: [...SERVERS], started_at: new Date(started).toISOString(), items: results, figures: {}, xrdp_log: {} };
 const check = L.reporter({ items: results, verbose: true, limit: 600 });
 const log = (s) => process.stdout.write(`  .. ${s}\n`);
 const PASSWORD = `Ip-${rnd(14)}`;
@@ -68,25 +75,6 @@ function iniCopy(from, to, set) {
   flush();
   if (pending.size) throw new Error(`${from}: sections not found for ${[...pending.keys()].join(', ')}`);
   fs.writeFileSync(to, out.join('\n'), { mode: 0o600 });
-}
-
-// XWD (X Window Dump, ZPixmap, 32 bpp little-endian: what xwd writes for xorgxrdp's depth-24
-// screen) -> {width, height, rgb}.
-function decodeXwd(buf) {
-  const u = (i) => buf.readUInt32BE(i * 4);
-  const headerSize = u(0), format = u(2), width = u(4), height = u(5), byteOrder = u(7), bpp = u(11), bpl = u(12), ncolors = u(19);
-  if (format !== 2 || bpp !== 32) throw new Error(`xwd: format ${format}, ${bpp} bpp not handled`);
-  const off = headerSize + ncolors * 12;
-  const rgb = Buffer.alloc(width * height * 3);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const p = off + y * bpl + x * 4;
-      const v = byteOrder === 0 ? buf.readUInt32LE(p) : buf.readUInt32BE(p);
-      const o = (y * width + x) * 3;
-      rgb[o] = (v >> 16) & 255; rgb[o + 1] = (v >> 8) & 255; rgb[o + 2] = v & 255;
-    }
-  }
-  return { width, height, rgb };
 }
 
 // The panel client: the lanes' shared compositor (PNG rectangles onto a canvas, every frame acked).
@@ -236,15 +224,31 @@ async function issue25Runs(ctx) {
 // =======================================================================================
 async function main() {
   for (const [k, f] of Object.entries(BIN)) if (!fs.existsSync(f)) throw new Error(`missing ${k}: ${f}`);
+  const signKey = path.join(WORK, 'issuer.pem'), issuerPub = path.join(WORK, 'issuer.pub.pem');
+  execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signKey], { stdio: 'ignore' });
+  execFileSync('openssl', ['pkey', '-in', signKey, '-pubout', '-out', issuerPub], { stdio: 'ignore' });
+  const help = spawnSync(BIN.console, ['open', '--help'], { env: ENV, encoding: 'utf8' }).stdout || '';
+  const ledgerArgs = help.includes('--test-ledger-dir') ? ['--test-ledger-dir', dirs.ledger] : [];
+  const common = { signKey, issuerPub, ledgerArgs };
+  // GRD's part runs while xrdp's disconnected session waits out its minute before teardown.
+  const grd = async () => {
+    if (!SERVERS.has('grd')) return;
+    const t = Date.now();
+    await GRD.run({ check, report, WORK, USER: GRD_USER, NS: NETNS, signKey, issuerPub, ledgerArgs, proc, ENV, dirs, RUNS, log, secrets, answersProbe: process.env.GC_INTEROP_ANSWERS, recorder: RECORDER })
+      .catch((e) => check('34.3', 'the gnome-remote-desktop part ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }));
+    report.figures.grd_part_ms = Date.now() - t;
+  };
+  if (SERVERS.has('xrdp')) await xrdpLane(common, grd);
+  else await grd();
+}
+
+async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   const port = await freePort();
 
   // ---- the throwaway certificate (its DER SHA-256 is the grant's pin) and signing key ----
   const cert = path.join(dirs.xrdp, 'cert.pem'), key = path.join(dirs.xrdp, 'key.pem');
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=gc-interop'], { stdio: 'ignore' });
   const pin = crypto.createHash('sha256').update(new crypto.X509Certificate(fs.readFileSync(cert)).raw).digest('hex');
-  const signKey = path.join(WORK, 'issuer.pem'), issuerPub = path.join(WORK, 'issuer.pub.pem');
-  execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signKey], { stdio: 'ignore' });
-  execFileSync('openssl', ['pkey', '-in', signKey, '-pubout', '-out', issuerPub], { stdio: 'ignore' });
 
   // ---- the throwaway account (tests/interop/run removes it) ------------------------------
   execFileSync('useradd', ['-m', '-s', '/bin/sh', USER], { stdio: 'ignore' });
@@ -300,9 +304,7 @@ async function main() {
     return out;
   };
   const grant = issueGrant(path.join(WORK, 'grant.json'));
-  const global = ['--state-dir', dirs.state, '--runtime-dir', dirs.runtime, '--issuer-key', issuerPub];
-  const help = spawnSync(BIN.console, ['open', '--help'], { env: ENV, encoding: 'utf8' }).stdout || '';
-  if (help.includes('--test-ledger-dir')) global.push('--test-ledger-dir', dirs.ledger);
+  const global = ['--state-dir', dirs.state, '--runtime-dir', dirs.runtime, '--issuer-key', issuerPub, ...ledgerArgs];
 
   // ---- check with the pin ----------------------------------------------------------------
   const c = spawnSync(BIN.console, ['check', '--grant', grant, '--json', ...global], { env: ENV, encoding: 'utf8', timeout: 60000 });
@@ -421,6 +423,7 @@ async function main() {
   const t25 = Date.now();
   await issue25Runs({ issueGrant, signKey, global, typedFile, home, xrdpLog, runs: actionRuns });
   report.figures.issue25_runs_ms = Date.now() - t25;
+  await during();
   lastClose = actionRuns.lastClose;
 
   // The session ends after the disconnect (KillDisconnected; xorgxrdp 0.9.19 waits at least
@@ -457,16 +460,27 @@ async function main() {
   check('20.4', 'nothing left: xrdp and sesman stopped, xrdp\'s, sesman\'s and the panel\'s ports free', stopped.every(Boolean) && portsFree, { stopped: stopped.map((s) => s && (s.code ?? s.signal)), ports_free: portsFree });
 }
 
+// A step awaiting something nothing will ever settle empties the event loop: node would exit 0
+// without the rest of the checks.
+let ended = false;
+process.on('beforeExit', () => {
+  if (ended) return;
+  ended = true;
+  check('20.4', 'the lane ran to the end', false, { error: 'the event loop emptied while a step was still waiting' });
+  process.stdout.write(`interop: ${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length} failed (stopped early)\n`);
+  process.exitCode = 1;
+});
 main()
   .catch((e) => check('20.4', 'the lane ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }))
   .finally(() => {
+    ended = true;
     for (const p of spawned) if (!p.exit) p.kill('SIGKILL');
     const passed = results.filter((r) => r.ok).length, failed = results.length - passed;
     report.ended_at = new Date().toISOString();
     report.total_ms = Date.now() - started;
     try { fs.mkdirSync(ARTIFACTS, { recursive: true }); fs.writeFileSync(path.join(ARTIFACTS, 'interop-report.json'), JSON.stringify(report, null, 2)); } catch { /* best effort */ }
     try {
-      require('../battery/lib/results').writeCheckResults({ lane: 'interop', runner: 'tests/interop/run', results, seconds: report.total_ms / 1000, secrets: [PASSWORD, TYPED, TEXT_ASCII, TEXT_UNICODE], artifacts: ARTIFACTS });
+      require('../battery/lib/results').writeCheckResults({ lane: 'interop', runner: 'tests/interop/run', results, seconds: report.total_ms / 1000, secrets: [PASSWORD, TYPED, TEXT_ASCII, TEXT_UNICODE, ...secrets], artifacts: ARTIFACTS });
     } catch (e) { process.stdout.write(`interop: no results file: ${e.message}\n`); }
     process.stdout.write(`interop: ${passed} passed, ${failed} failed (${Math.round(report.total_ms / 1000)} s)\n`);
     process.exitCode = failed ? 1 : 0;

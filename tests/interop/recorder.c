@@ -1,12 +1,13 @@
-/* gc-interop-recorder: the interop lane's witness of pointer buttons inside xrdp's X session.
+/* gc-interop-recorder: the interop lane's witness of pointer buttons and keys inside a
+ * server's X session (xorgxrdp's X server for xrdp, Xwayland under mutter for GRD).
  *
- * xorgxrdp's X server turns the RDP input xrdp receives into X device events; this program
- * records, with the X RECORD extension, every button press and release the server processed
- * (whichever window got it: the session's xterm holds the button grab, so no second client
- * could select them), one line each on stdout:
+ * The X server turns the RDP input it is given into X device events; this program records,
+ * with the X RECORD extension, every button press and release the server processed (whichever
+ * window got it: the session's xterm holds the button grab, so no second client could select
+ * them), and every key press and release (its keycode only), one line each on stdout:
  *   GCREC started
  *   GCREC dev <down|up> <button> <root x> <root y>
- * Keys are not recorded (the typed text is read back from the xterm's ~/typed instead).
+ *   GCREC key <down|up> <keycode>
  * Run as root with DISPLAY and XAUTHORITY of the session; it ends with the X server.
  */
 #include <X11/Xlib.h>
@@ -23,6 +24,8 @@ static void on_record(XPointer unused, XRecordInterceptData* d) {
   if (d->category == XRecordFromServer && d->data_len * 4 >= 24 && (p[0] == ButtonPress || p[0] == ButtonRelease))
     printf("GCREC dev %s %u %d %d\n", p[0] == ButtonPress ? "down" : "up", p[1], (short)u16(p + 20),
            (short)u16(p + 22));
+  else if (d->category == XRecordFromServer && d->data_len * 4 >= 24 && (p[0] == KeyPress || p[0] == KeyRelease))
+    printf("GCREC key %s %u\n", p[0] == KeyPress ? "down" : "up", p[1]);
   XRecordFreeData(d);
 }
 
@@ -36,7 +39,7 @@ int main(void) {
     return 1;
   }
   XRecordRange* range = XRecordAllocRange();
-  range->device_events.first = ButtonPress;
+  range->device_events.first = KeyPress; /* KeyPress, KeyRelease, ButtonPress, ButtonRelease */
   range->device_events.last = ButtonRelease;
   XRecordClientSpec clients = XRecordAllClients;
   XRecordContext ctx = XRecordCreateContext(ctl, 0, &clients, 1, &range, 1);
