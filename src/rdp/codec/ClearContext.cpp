@@ -336,11 +336,13 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
     if (flags & kGlyphHit) {
       if (s.glyphWidth[glyphIndex] == 0)
         return bad("glyph hit on an empty glyph entry");
-      if (s.glyphWidth[glyphIndex] != out.width || s.glyphHeight[glyphIndex] != out.height)
-        return bad("glyph hit of another size than the glyph stored");
+      // The storage holds the glyph's pixels with no implied dimensions (MS-RDPEGFX 4.1.1.5): a
+      // hit lays them out in its own rectangle, which must hold exactly that many.
+      if (uint64_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] != area)
+        return bad("glyph hit of another pixel count than the glyph stored");
       if (!r.atEnd())
         return bad("bytes after a glyph hit");
-      const uint8_t* g = s.glyph(glyphIndex);
+      const uint8_t* g = s.glyph(glyphIndex); // row-major as stored, read in the hit's rows
       for (uint32_t y = 0; y < out.height; ++y)
         for (uint32_t x = 0; x < out.width; ++x, g += 3)
           putPixel(out.at(x, y), g[0], g[1], g[2]);
