@@ -507,8 +507,13 @@ Checked<Ok> ClearContext::subcodecs(std::span<const uint8_t> bytes, const Pixels
     uint8_t id = 0;
     if (!r.u16le(x) || !r.u16le(y) || !r.u16le(w) || !r.u16le(h) || !r.u32le(count) || !r.u8(id))
       return bad("subcodec header cut short");
-    if (w == 0 || h == 0)
-      return bad("empty subcodec rectangle");
+    if (w == 0 || h == 0) {
+      // An empty rectangle holds no bytes (bitmapDataByteCount MUST NOT exceed 3 x width x height,
+      // MS-RDPEGFX 2.2.4.1.1.3.1): only uncompressed data is that empty, and it draws nothing.
+      if (id != 0 || count != 0 || x > out.width || y > out.height)
+        return bad("empty subcodec rectangle");
+      continue;
+    }
     if (!out.contains(x, y, w, h))
       return bad("subcodec rectangle outside the bitmap");
     std::span<const uint8_t> data;

@@ -9,6 +9,7 @@
 #include "tests/auto/rdpcodec/CodecTestSupport.h"
 #include "tests/auto/rdpcodec/SpecVectors.h"
 
+#include <QRect>
 #include <QTest>
 
 #include <freerdp/codec/clear.h>
@@ -359,8 +360,16 @@ private slots:
     subCut.u16(0).u16(0).u16(1);
     QTest::newRow("subcodec header cut") << 4u << 4u << one(clearStream(0, 0, nullptr, nullptr, &subCut))
                                          << QSize() << clear << "subcodec header cut short";
-    QTest::newRow("empty subcodec") << 4u << 4u << one(withSub(0, 0, 0, 1, 0, Bytes())) << QSize() << clear
-                                    << "empty subcodec rectangle";
+    Bytes threeBytes;
+    threeBytes.u8(1).u8(2).u8(3);
+    QTest::newRow("empty subcodec with bytes") << 4u << 4u << one(withSub(0, 0, 0, 1, 0, threeBytes))
+                                               << QSize() << clear << "empty subcodec rectangle";
+    QTest::newRow("empty RLEX subcodec")
+        << 4u << 4u << one(withSub(0, 0, 1, 0, 2, Bytes())) << QSize() << clear << "empty subcodec rectangle";
+    QTest::newRow("empty NSCodec subcodec")
+        << 4u << 4u << one(withSub(0, 0, 0, 0, 1, Bytes())) << QSize() << clear << "empty subcodec rectangle";
+    QTest::newRow("empty subcodec past the bitmap")
+        << 4u << 4u << one(withSub(5, 0, 0, 1, 0, Bytes())) << QSize() << clear << "empty subcodec rectangle";
     Bytes raw1;
     raw1.fill(3, 1);
     QTest::newRow("subcodec right of the bitmap") << 4u << 4u << one(withSub(4, 0, 1, 1, 0, raw1)) << QSize()
@@ -583,6 +592,31 @@ private slots:
     QCOMPARE(QString::fromStdString(ruleOf(refused)),
              QStringLiteral("glyph hit of another pixel count than the glyph stored"));
     QVERIFY(larger.guardIntact());
+  }
+
+  // An uncompressed subcodec of no pixels carries no bytes and draws nothing (MS-RDPEGFX
+  // 2.2.4.1.1.3.1 sets no lower bound on its size), as FreeRDP 3.10.3 takes it; the differential
+  // harness found the console's decoder refusing it.
+  void anEmptyUncompressedSubcodecDrawsNothing_data() {
+    QTest::addColumn<QRect>("rect");
+    QTest::newRow("0x0 at the origin") << QRect(0, 0, 0, 0);
+    QTest::newRow("0x3") << QRect(2, 1, 0, 3);
+    QTest::newRow("5x0 on the right edge") << QRect(6, 3, 5, 0);
+    QTest::newRow("0x0 at the far corner") << QRect(11, 4, 0, 0);
+  }
+  void anEmptyUncompressedSubcodecDrawsNothing() {
+    QFETCH(QRect, rect);
+    Bytes raw;
+    raw.bytes(bgrRun(2 * 2, 9));
+    Bytes subs;
+    subs.bytes(Subcodec(uint16_t(rect.x()), uint16_t(rect.y()), uint16_t(rect.width()),
+                        uint16_t(rect.height()), 0, Bytes())
+                   .b)
+        .bytes(Subcodec(1, 1, 2, 2, 0, raw).b);
+    Session session(11, 4);
+    const QString diff = session.both(clearStream(0, 0, nullptr, nullptr, &subs));
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    QCOMPARE(session.mine.at(0, 0)[0], uint8_t(0x5A)); // what was there stays
   }
 
   // MS-RDPEGFX 4.1.1.5: the storage keeps a glyph's pixels with no implied dimensions, and a hit
