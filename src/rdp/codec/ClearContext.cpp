@@ -509,8 +509,9 @@ Checked<Ok> ClearContext::subcodecs(std::span<const uint8_t> bytes, const Pixels
       return bad("subcodec header cut short");
     if (w == 0 || h == 0) {
       // An empty rectangle holds no bytes (bitmapDataByteCount MUST NOT exceed 3 x width x height,
-      // MS-RDPEGFX 2.2.4.1.1.3.1): only uncompressed data is that empty, and it draws nothing.
-      if (id != 0 || count != 0 || x > out.width || y > out.height)
+      // MS-RDPEGFX 2.2.4.1.1.3.1): only uncompressed data is that empty, and it draws nothing. It
+      // still lies inside the bitmap.
+      if (id != 0 || count != 0 || uint64_t(x) + w > out.width || uint64_t(y) + h > out.height)
         return bad("empty subcodec rectangle");
       continue;
     }

@@ -370,6 +370,9 @@ private slots:
         << 4u << 4u << one(withSub(0, 0, 0, 0, 1, Bytes())) << QSize() << clear << "empty subcodec rectangle";
     QTest::newRow("empty subcodec past the bitmap")
         << 4u << 4u << one(withSub(5, 0, 0, 1, 0, Bytes())) << QSize() << clear << "empty subcodec rectangle";
+    QTest::newRow("empty subcodec wider than the bitmap")
+        << 4u << 4u << one(withSub(0, 0, 2048, 0, 0, Bytes())) << QSize() << clear
+        << "empty subcodec rectangle";
     Bytes raw1;
     raw1.fill(3, 1);
     QTest::newRow("subcodec right of the bitmap") << 4u << 4u << one(withSub(4, 0, 1, 1, 0, raw1)) << QSize()
