@@ -1,7 +1,7 @@
 #include "widgets/ConsoleClient.h"
 
+#include "bridge/frames/FrameReader.h"
 #include "bridge/panel/PanelMessage.h"
-#include "widgets/FrameUpdate.h"
 
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -26,7 +26,7 @@ void wipe(QByteArray& bytes) {
 
 ConsoleClient::Decoded decode(const QByteArray& packet, const QImage& previous) {
   ConsoleClient::Decoded result;
-  const Outcome<viewer::FrameUpdate> update = viewer::FrameUpdate::parse(packet);
+  const Outcome<FrameReader> update = FrameReader::parse(packet);
   if (!update.ok()) {
     // Acknowledged too when its id is readable (protocol rule), so flow control goes on.
     if (const auto id = FrameReader::peekFrameId(packet)) {
@@ -120,7 +120,7 @@ void ConsoleClient::onConnected() {
 void ConsoleClient::onText(const QString& text) {
   if (m_closed)
     return;
-  const Outcome<viewer::ConsoleMessage> message = viewer::parseConsoleMessage(text.toUtf8());
+  const Outcome<panel::ConsoleMessage> message = panel::parseConsoleMessage(text.toUtf8());
   if (!message.ok()) {
     // Protocol drift is loud in a debugging viewer: stop rather than guess.
     finish(refusalName(message.code()) + QStringLiteral(": console sent ") + message.failure().message);
@@ -129,28 +129,28 @@ void ConsoleClient::onText(const QString& text) {
   handle(message.value());
 }
 
-void ConsoleClient::handle(const viewer::ConsoleMessage& message) {
-  if (const auto* w = std::get_if<viewer::Welcome>(&message)) {
+void ConsoleClient::handle(const panel::ConsoleMessage& message) {
+  if (const auto* w = std::get_if<panel::Welcome>(&message)) {
     m_welcome = *w;
     m_welcomed = true;
     emit welcomed(m_welcome);
     setPhase(w->phase, QString());
-  } else if (const auto* p = std::get_if<viewer::PhaseChange>(&message)) {
+  } else if (const auto* p = std::get_if<panel::PhaseChange>(&message)) {
     setPhase(p->phase, p->reason);
-  } else if (const auto* a = std::get_if<viewer::InputAck>(&message)) {
+  } else if (const auto* a = std::get_if<panel::InputAck>(&message)) {
     if (a->upto > m_acked) {
       m_acked = a->upto;
       emit countersChanged();
     }
-  } else if (std::holds_alternative<viewer::InputRefused>(message)) {
+  } else if (std::holds_alternative<panel::InputRefused>(message)) {
     ++m_refused;
     emit countersChanged();
-  } else if (const auto* d = std::get_if<viewer::Drained>(&message)) {
+  } else if (const auto* d = std::get_if<panel::Drained>(&message)) {
     emit drained(d->upto);
-  } else if (const auto* e = std::get_if<viewer::ConsoleError>(&message)) {
+  } else if (const auto* e = std::get_if<panel::ConsoleError>(&message)) {
     m_lastError = e->code + QStringLiteral(": ") + e->message;
     emit consoleError(e->code, e->message);
-  } else if (const auto* b = std::get_if<viewer::Bye>(&message)) {
+  } else if (const auto* b = std::get_if<panel::Bye>(&message)) {
     m_byeReason = b->reason;
     finish(b->reason);
   }

@@ -17,7 +17,7 @@
 // Thread: lives on the main thread. The decode job holds only immutable copies.
 #pragma once
 
-#include "widgets/ConsoleMessage.h"
+#include "bridge/panel/PanelMessage.h"
 
 #include <QByteArray>
 #include <QFutureWatcher>
@@ -62,7 +62,7 @@ public:
   bool isInputOpen() const;
   bool isClosed() const { return m_closed; }
   QString closeReason() const { return m_closeReason; }
-  const viewer::Welcome& welcome() const { return m_welcome; }
+  const panel::Welcome& welcome() const { return m_welcome; }
   bool isWelcomed() const { return m_welcomed; }
   QImage frame() const { return m_front; }
 
@@ -81,7 +81,7 @@ public:
   void requestClose();
 
 signals:
-  void welcomed(const gc::viewer::Welcome& welcome);
+  void welcomed(const gc::panel::Welcome& welcome);
   void phaseChanged(const QString& phase, const QString& reason);
   void frameReady(const QImage& frame, quint32 frameId);
   void frameDropped(const QString& why);
@@ -95,7 +95,7 @@ private:
   void onText(const QString& text);
   void onBinary(const QByteArray& packet);
   void onDisconnected();
-  void handle(const viewer::ConsoleMessage& message);
+  void handle(const panel::ConsoleMessage& message);
   void setPhase(const QString& phase, const QString& reason);
   void decodeNext();
   void onDecoded();
@@ -106,7 +106,7 @@ private:
   QWebSocket m_socket;
   Options m_options;
   QString m_phase;
-  viewer::Welcome m_welcome;
+  panel::Welcome m_welcome;
   bool m_welcomed = false;
   bool m_opened = false;
   bool m_closed = false;

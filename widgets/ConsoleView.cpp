@@ -41,7 +41,7 @@ ConsoleView::ConsoleView(ConsoleClient* client, QWidget* parent) : QWidget(paren
   connect(client, &ConsoleClient::phaseChanged, this, &ConsoleView::onPhase);
   connect(client, &ConsoleClient::frameReady, this, &ConsoleView::onFrame);
   connect(client, &ConsoleClient::countersChanged, this, qOverload<>(&QWidget::update));
-  connect(client, &ConsoleClient::welcomed, this, [this](const viewer::Welcome& w) {
+  connect(client, &ConsoleClient::welcomed, this, [this](const panel::Welcome& w) {
     m_identity = QStringLiteral("%1  ·  grant %2  ·  cert %3")
                      .arg(w.vm.isEmpty() ? QStringLiteral("—") : w.vm,
                           shortDigest(w.identity, {"grant_digest", "grant_sha256", "grant"}),

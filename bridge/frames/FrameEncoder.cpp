@@ -16,6 +16,7 @@ FrameEncoder::FrameEncoder(const Settings& settings)
 FrameResult FrameEncoder::encode(const FrameJob& job) {
   FrameResult result;
   result.frameId = job.frameId;
+  result.guestSerial = job.guestSerial;
   const bool refineOnly = job.frame.isNull();
   QList<Move> moves;
   // Copy (shares, no pixels copied): the reference must not be read through a reference

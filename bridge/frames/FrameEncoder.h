@@ -29,11 +29,13 @@ struct FrameJob {
   // order: tried first, each kept only if the frame shows it (MoveSearch::confirms).
   QList<Move> guestMoves;
   quint32 frameId = 0;
+  quint64 guestSerial = 0; // the guest's serial of `frame` (FramePipeline::presented)
 };
 
 struct FrameResult {
   QByteArray packet; // empty when nothing changed
   quint32 frameId = 0;
+  quint64 guestSerial = 0;
   int rects = 0;
   int jpegRects = 0;
   int copyRects = 0;

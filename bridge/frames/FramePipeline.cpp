@@ -29,25 +29,23 @@ FramePipeline::~FramePipeline() {
   delete m_worker;
 }
 
-void FramePipeline::noteGuestMoves(const QList<std::pair<QRect, QPoint>>& moves) {
-  if (!m_copyRects || m_movesLost) {
+void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty,
+                           const QList<std::pair<QRect, QPoint>>& guestMoves, quint64 guestSerial) {
+  if (frame.isNull() || frame.width() > 0xffff || frame.height() > 0xffff) {
     return;
   }
   // Hints only (the encoder checks each against the frame): beyond a few, the oldest would
   // no longer describe what the panel holds, so all are dropped until the next job.
-  for (const auto& [source, target] : moves) {
-    m_guestMoves.append(Move{source, target});
+  if (m_copyRects && !m_movesLost) {
+    for (const auto& [source, target] : guestMoves) {
+      m_guestMoves.append(Move{source, target});
+    }
+    if (m_guestMoves.size() > 4 * MoveSearch::kMaxMoves) {
+      m_guestMoves.clear();
+      m_movesLost = true;
+    }
   }
-  if (m_guestMoves.size() > 4 * MoveSearch::kMaxMoves) {
-    m_guestMoves.clear();
-    m_movesLost = true;
-  }
-}
-
-void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
-  if (frame.isNull() || frame.width() > 0xffff || frame.height() > 0xffff) {
-    return;
-  }
+  m_latestSerial = std::max(m_latestSerial, guestSerial);
   QImage image = frame;
   if (image.format() != QImage::Format_RGB32 && image.format() != QImage::Format_ARGB32 &&
       image.format() != QImage::Format_ARGB32_Premultiplied) {
@@ -73,6 +71,15 @@ void FramePipeline::submit(const QImage& frame, const QList<QRect>& dirty) {
 
 void FramePipeline::acknowledge(quint32 frameId) {
   m_unacked.removeIf([frameId](quint32 sent) { return sent <= frameId; });
+  quint64 shown = 0;
+  while (!m_serialOfPacket.isEmpty() && m_serialOfPacket.front().first <= frameId) {
+    shown = std::max(shown, m_serialOfPacket.front().second);
+    m_serialOfPacket.pop_front();
+  }
+  if (shown > m_presented) {
+    m_presented = shown;
+    emit presented(shown);
+  }
   Wiped ignored;
   wipeSent(false, ignored);
   schedule();
@@ -82,6 +89,7 @@ void FramePipeline::reset() {
   ++m_generation;
   m_guestMoves.clear();
   m_unacked.clear();
+  m_serialOfPacket.clear();
   m_full = true;
   m_refine = false;
   m_lossyOutstanding = false;
@@ -114,6 +122,9 @@ FramePipeline::Wiped FramePipeline::wipe() {
   m_guestMoves.clear();
   m_damage = DamageMask();
   m_unacked.clear();
+  m_serialOfPacket.clear();
+  m_latestSerial = 0;
+  m_presented = 0;
   m_full = true;
   m_refine = false;
   m_lossyOutstanding = false;
@@ -160,6 +171,7 @@ void FramePipeline::schedule() {
   job.copies = m_copyRects;
   job.guestMoves = std::exchange(m_guestMoves, {});
   m_movesLost = false;
+  job.guestSerial = m_latestSerial;
   job.frameId = m_nextFrameId++;
   if (m_nextFrameId == 0) {
     m_nextFrameId = 1;
@@ -200,6 +212,9 @@ void FramePipeline::onEncoded(const FrameResult& result, quint64 generation) {
     }
     if (!result.packet.isEmpty()) {
       m_unacked.append(result.frameId);
+      m_serialOfPacket.append({result.frameId, result.guestSerial});
+      if (m_serialOfPacket.size() > kMaxUnacknowledged)
+        m_serialOfPacket.pop_front();
       m_bytesEmitted += result.packet.size();
       emit packetReady(result.packet, result.frameId);
     }

@@ -43,15 +43,17 @@ public:
   explicit FramePipeline(const Options& options, QObject* parent = nullptr);
   ~FramePipeline() override;
 
-  // Every RDP EndPaint. `frame` is the full desktop, Format_RGB32 (BGRX in memory), never
-  // written again by the caller (it is implicitly shared, not copied); `dirty` is what
-  // changed since the previous submit. Other formats are converted (slow path).
-  void submit(const QImage& frame, const QList<QRect>& dirty);
-  // The moves the guest made (RDPGFX SurfaceToSurface, CacheToSurface) behind the next frame
-  // submitted, in order, each as (source area, target top-left): kept across coalesced
-  // frames as hints the encoder tries first when the panel takes copies.
-  void noteGuestMoves(const QList<std::pair<QRect, QPoint>>& moves);
-  // The panel's frame_ack: acknowledges `frameId` and every earlier frame.
+  // One desktop frame and what travels with it. `frame` is the full desktop, Format_RGB32
+  // (BGRX in memory), never written again by the caller (it is implicitly shared, not
+  // copied); `dirty` is what changed since the previous submit. Other formats are converted
+  // (slow path). `guestMoves`: the moves the guest made behind this frame (RDPGFX
+  // SurfaceToSurface, CacheToSurface), in order, each as (source area, target top-left), kept
+  // across coalesced frames as hints the encoder tries first when the panel takes copies.
+  // `guestSerial`: the guest's serial of this frame (0: none); presented() reports it.
+  void submit(const QImage& frame, const QList<QRect>& dirty,
+              const QList<std::pair<QRect, QPoint>>& guestMoves = {}, quint64 guestSerial = 0);
+  // The panel's frame_ack: acknowledges `frameId` and every earlier frame; presented()
+  // follows when that shows a newer guest serial.
   void acknowledge(quint32 frameId);
   // A new panel connected: forget unacked frames; the next packet is a full frame.
   void reset();
@@ -84,6 +86,8 @@ public:
 signals:
   // One GCF1 message per frame, on the main thread.
   void packetReady(const QByteArray& packet, quint32 frameId);
+  // The panel has shown every frame up to the one of guest serial `guestSerial`.
+  void presented(quint64 guestSerial);
 
 private:
   void schedule();
@@ -103,7 +107,14 @@ private:
   bool m_refine = false;
   bool m_lagging = false;
   bool m_copyRects = false;
-  QList<Move> m_guestMoves; // since the last job, in order
+  QList<Move> m_guestMoves;   // since the last job, in order
+  quint64 m_latestSerial = 0; // m_latest's guest serial
+  // Each packet's frame id and the guest serial of the frame it shows (at most
+  // kMaxUnacknowledged, the oldest dropped), so an ack names what the panel has shown;
+  // m_presented: the newest reported.
+  static constexpr qsizetype kMaxUnacknowledged = 64;
+  QList<std::pair<quint32, quint64>> m_serialOfPacket;
+  quint64 m_presented = 0;
   bool m_movesLost = false; // more than the encoder would try: none is a useful hint
   bool m_lossyOutstanding = false;
 

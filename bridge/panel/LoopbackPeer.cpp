@@ -1,5 +1,7 @@
 #include "bridge/panel/LoopbackPeer.h"
 
+#include "common/SystemError.h"
+
 #include <QElapsedTimer>
 
 #include <algorithm>
@@ -21,10 +23,6 @@ namespace {
 
 Failure unknown(const QString& why) {
   return Failure{Refusal::PanelPeerUnknown, why};
-}
-
-QString lastError() {
-  return QString::fromLocal8Bit(std::strerror(errno));
 }
 
 // Writes an address into inet_diag's 4 x 32-bit words, in network order as the kernel keeps it.
@@ -93,7 +91,7 @@ Outcome<uid_t> LoopbackPeer::uidOf(const QHostAddress& peer, quint16 peerPort, c
 
   const NetlinkSocket nl;
   if (nl.get() < 0)
-    return unknown(QStringLiteral("sock_diag is not available: %1").arg(lastError()));
+    return unknown(QStringLiteral("sock_diag is not available: %1").arg(errnoText()));
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   ssize_t sent;
@@ -102,7 +100,7 @@ Outcome<uid_t> LoopbackPeer::uidOf(const QHostAddress& peer, quint16 peerPort, c
                     sizeof kernel);
   } while (sent < 0 && errno == EINTR);
   if (sent != ssize_t(sizeof query))
-    return unknown(QStringLiteral("sock_diag query not sent: %1").arg(lastError()));
+    return unknown(QStringLiteral("sock_diag query not sent: %1").arg(errnoText()));
 
   QElapsedTimer clock;
   clock.start();
@@ -116,14 +114,14 @@ Outcome<uid_t> LoopbackPeer::uidOf(const QHostAddress& peer, quint16 peerPort, c
     if (ready < 0 && errno == EINTR)
       continue;
     if (ready < 0)
-      return unknown(QStringLiteral("sock_diag poll: %1").arg(lastError()));
+      return unknown(QStringLiteral("sock_diag poll: %1").arg(errnoText()));
     if (ready == 0)
       continue; // the deadline check above ends it
     const ssize_t n = ::recv(nl.get(), buffer, sizeof buffer, MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n < 0)
-      return unknown(QStringLiteral("sock_diag receive: %1").arg(lastError()));
+      return unknown(QStringLiteral("sock_diag receive: %1").arg(errnoText()));
     // Each message starts at a NLMSG_ALIGN'ed offset of the aligned buffer; its length is
     // checked against what was received before anything of it is read.
     const std::size_t received = std::size_t(n);
@@ -140,8 +138,8 @@ Outcome<uid_t> LoopbackPeer::uidOf(const QHostAddress& peer, quint16 peerPort, c
           return unknown(QStringLiteral("sock_diag: truncated error"));
         if (error->error == -ENOENT)
           return unknown(QStringLiteral("the peer's socket is gone"));
-        return unknown(QStringLiteral("the kernel refused the sock_diag query: %1")
-                           .arg(QString::fromLocal8Bit(std::strerror(-error->error))));
+        return unknown(
+            QStringLiteral("the kernel refused the sock_diag query: %1").arg(errnoText(-error->error)));
       }
       if (h->nlmsg_type == NLMSG_DONE)
         return unknown(QStringLiteral("the peer's socket is gone"));

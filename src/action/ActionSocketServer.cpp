@@ -3,9 +3,11 @@
 #include "action/ActionService.h"
 #include "action/CaptureScaler.h"
 #include "common/StrictJson.h"
+#include "common/SystemError.h"
 #include "privacy/SecureBytes.h"
 #include "relay/PeerCredentials.h"
 #include "relay/RelayProtocol.h"
+#include "relay/RelayWire.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -28,10 +30,6 @@ namespace gc {
 Q_LOGGING_CATEGORY(lcActionSocket, "gc.action.socket")
 
 namespace {
-
-QString field(const QJsonObject& o, const char* key) {
-  return o.value(QLatin1StringView(key)).toString();
-}
 
 // Where the capture's base64 goes in its reply line (JSON keeps "<" and ">" as they are).
 const QString kPngPlaceholder = QStringLiteral("<png>");
@@ -93,18 +91,18 @@ bool ActionSocketServer::listen(const QString& path) {
   std::memcpy(address.sun_path, encoded.constData(), size_t(encoded.size()));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    m_error = QString::fromLocal8Bit(std::strerror(errno));
+    m_error = errnoText();
     return false;
   }
   // bind() refuses an existing path (EADDRINUSE); the 0700 directory covers the instant
   // between bind and chmod, during which only we can reach the socket anyway.
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    m_error = QStringLiteral("bind: %1").arg(QString::fromLocal8Bit(std::strerror(errno)));
+    m_error = QStringLiteral("bind: %1").arg(errnoText());
     ::close(fd);
     return false;
   }
   if (::chmod(encoded.constData(), 0600) != 0 || ::listen(fd, 4) != 0) {
-    m_error = QString::fromLocal8Bit(std::strerror(errno));
+    m_error = errnoText();
     ::close(fd);
     ::unlink(encoded.constData());
     return false;
@@ -161,16 +159,15 @@ void ActionSocketServer::onNewConnection() {
     connect(socket, &QLocalSocket::readyRead, this, &ActionSocketServer::onReadyRead);
     connect(socket, &QLocalSocket::disconnected, this, &ActionSocketServer::onDisconnected);
     const Grant& grant = m_service->grant();
-    QJsonArray ids;
+    relay::Hello hello;
+    hello.protocol = relay::kProtocol;
+    hello.run = grant.runId;
+    hello.server = grant.mcp.server;
+    hello.tool = grant.mcp.tool;
     for (const Candidate& c : grant.candidates)
-      ids.append(c.id);
-    writeLine(socket, {{QStringLiteral("type"), QStringLiteral("hello")},
-                       {QStringLiteral("protocol"), relay::kProtocol},
-                       {QStringLiteral("run"), grant.runId},
-                       {QStringLiteral("server"), grant.mcp.server},
-                       {QStringLiteral("tool"), grant.mcp.tool},
-                       {QStringLiteral("candidates"), ids},
-                       {QStringLiteral("expires_at"), grant.expiresAt.toUTC().toString(Qt::ISODateWithMs)}});
+      hello.candidates << c.id;
+    hello.expiresAt = grant.expiresAt.toUTC().toString(Qt::ISODateWithMs);
+    writeLine(socket, relay::encode(hello));
   }
 }
 
@@ -211,38 +208,38 @@ void ActionSocketServer::handleLine(const QByteArray& line) {
     refuseSocket(m_relay, parsed.code(), QStringLiteral("relay line is not protocol JSON"));
     return;
   }
-  const QJsonObject& message = parsed.value();
-  const QString type = field(message, "type");
+  const Outcome<relay::FromRelay> message = relay::decodeFromRelay(parsed.value());
   if (!m_bound) {
     const Grant& grant = m_service->grant();
-    if (type != u"bind" || field(message, "server") != grant.mcp.server ||
-        field(message, "tool") != grant.mcp.tool || grant.mcp.tool != relay::kActionTool) {
+    const auto* bind = message.ok() ? std::get_if<relay::Bind>(&message.value()) : nullptr;
+    if (!bind || bind->server != grant.mcp.server || bind->tool != grant.mcp.tool ||
+        grant.mcp.tool != relay::kActionTool) {
       refuseSocket(m_relay, Refusal::McpNotAuthorized,
                    QStringLiteral("the relay does not serve the grant's MCP server and tool"));
       return;
     }
     m_bound = true;
-    writeLine(m_relay, {{QStringLiteral("type"), QStringLiteral("bound")}});
+    writeLine(m_relay, relay::encode(relay::Bound{}));
     emit relayBound();
     return;
   }
-  if (type != u"call") {
+  if (!message.ok()) {
+    refuseSocket(m_relay, message.code(),
+                 message.code() == Refusal::ProtocolUnknownType ? QStringLiteral("unexpected relay message")
+                                                                : QStringLiteral("malformed relay call"));
+    return;
+  }
+  const auto* call = std::get_if<relay::Call>(&message.value());
+  if (!call) {
     refuseSocket(m_relay, Refusal::ProtocolUnknownType, QStringLiteral("unexpected relay message"));
     return;
   }
-  handleCall(message);
+  handleCall(*call);
 }
 
-void ActionSocketServer::handleCall(const QJsonObject& message) {
-  const QJsonValue idValue = message.value(QStringLiteral("id"));
-  const QJsonValue arguments = message.value(QStringLiteral("arguments"));
-  if (!idValue.isDouble() || !message.value(QStringLiteral("op")).isString() ||
-      !(arguments.isObject() || arguments.isUndefined())) {
-    refuseSocket(m_relay, Refusal::ProtocolMalformed, QStringLiteral("malformed relay call"));
-    return;
-  }
-  const auto id = qint64(idValue.toDouble());
-  const QString op = field(message, "op");
+void ActionSocketServer::handleCall(const relay::Call& call) {
+  const qint64 id = call.id;
+  const QString op = call.op;
   QPointer<QLocalSocket> relay = m_relay;
   auto reply = [this, relay](const QJsonObject& answer) {
     if (relay)
@@ -257,7 +254,7 @@ void ActionSocketServer::handleCall(const QJsonObject& message) {
       if (Status locked = m_service->requestLock(); !locked.ok())
         return reply(errorReply(id, locked.failure()));
     }
-    const QJsonObject args = arguments.toObject();
+    const QJsonObject args = call.arguments;
     m_service->whenLockSettled([this, op, args, id, reply](const Status& settled) {
       if (op == relay::kOpLock && !settled.ok())
         return reply(errorReply(id, settled.failure()));
@@ -267,22 +264,16 @@ void ActionSocketServer::handleCall(const QJsonObject& message) {
     });
     return;
   }
-  reply(dispatch(op, arguments.toObject(), id));
+  reply(dispatch(op, call.arguments, id));
 }
 
-QJsonObject ActionSocketServer::errorReply(qint64 id, const Failure& failure) {
-  return QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
-                     {QStringLiteral("id"), id},
-                     {QStringLiteral("code"), refusalName(failure.code)},
-                     {QStringLiteral("message"), failure.message}};
+QJsonObject ActionSocketServer::errorReply(qint64 id, const Failure& failure,
+                                           std::optional<QJsonObject> receipt) {
+  return relay::encode(relay::Error{id, refusalName(failure.code), failure.message, std::move(receipt)});
 }
 
 QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& arguments, qint64 id) {
-  auto ok = [id](const QJsonObject& result) {
-    return QJsonObject{{QStringLiteral("type"), QStringLiteral("result")},
-                       {QStringLiteral("id"), id},
-                       {QStringLiteral("result"), result}};
-  };
+  auto ok = [id](const QJsonObject& result) { return relay::encode(relay::Result{id, result}); };
   auto error = [id](const Failure& failure) { return errorReply(id, failure); };
   if (op == relay::kOpStatus)
     return ok(m_service->status());
@@ -290,11 +281,9 @@ QJsonObject ActionSocketServer::dispatch(const QString& op, const QJsonObject& a
     const Outcome<Receipt> receipt = m_service->performAction(arguments);
     if (!receipt)
       return error(receipt.failure());
-    if (receipt->result == Receipt::Result::Failed) {
-      QJsonObject reply = error(receipt->failure.value_or(Failure{Refusal::InputSendFailed, QString()}));
-      reply.insert(QStringLiteral("receipt"), receipt->toJson());
-      return reply;
-    }
+    if (receipt->result == Receipt::Result::Failed)
+      return errorReply(id, receipt->failure.value_or(Failure{Refusal::InputSendFailed, QString()}),
+                        receipt->toJson());
     return ok(receipt->toJson());
   }
   if (op == kSettledLock) // request_lock, answered once the lock's guest sync has ended
@@ -309,10 +298,7 @@ void ActionSocketServer::replyWithCapture(qint64 id, const QString& op, const QJ
   if (!m_relay)
     return;
   if (!capture) {
-    writeLine(m_relay, {{QStringLiteral("type"), QStringLiteral("error")},
-                        {QStringLiteral("id"), id},
-                        {QStringLiteral("code"), refusalName(capture.code())},
-                        {QStringLiteral("message"), capture.failure().message}});
+    writeLine(m_relay, errorReply(id, capture.failure()));
     return;
   }
   // The reply's JSON is built around a placeholder and the base64 is written into the one
@@ -336,9 +322,7 @@ void ActionSocketServer::replyWithCapture(qint64 id, const QString& op, const QJ
                               {QStringLiteral("to"), QJsonArray{c.width, c.height}},
                               {QStringLiteral("filter"), QLatin1StringView(CaptureScaler::kFilter)}});
   }
-  const QJsonObject reply{{QStringLiteral("type"), QStringLiteral("result")},
-                          {QStringLiteral("id"), id},
-                          {QStringLiteral("result"), result}};
+  const QJsonObject reply = relay::encode(relay::Result{id, result});
   const QByteArray frame = QJsonDocument(reply).toJson(QJsonDocument::Compact);
   const qsizetype at = frame.indexOf(kPngPlaceholderJson);
   QByteArray line;
@@ -401,7 +385,7 @@ void ActionSocketServer::flushPending() {
       m_writable->setEnabled(true);
       return;
     } else {
-      qCInfo(lcActionSocket) << "relay write failed:" << std::strerror(errno);
+      qCInfo(lcActionSocket) << "relay write failed:" << errnoText();
       break; // the relay is gone; its disconnect follows
     }
   }
@@ -427,9 +411,7 @@ void ActionSocketServer::refuseSocket(QLocalSocket* socket, Refusal code, const 
   emit refused(code, message);
   if (!socket)
     return;
-  writeLine(socket, {{QStringLiteral("type"), QStringLiteral("refused")},
-                     {QStringLiteral("code"), refusalName(code)},
-                     {QStringLiteral("message"), message}});
+  writeLine(socket, relay::encode(relay::Refused{refusalName(code), message}));
   const bool wasRelay = socket == m_relay;
   if (wasRelay) {
     dropPending();

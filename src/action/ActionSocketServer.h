@@ -5,10 +5,11 @@
 // Accepts ONE relay at a time, and only a peer whose SO_PEERCRED uid equals ours. On
 // accept it tells the relay the grant's MCP server and tool (and candidate ids); the relay
 // must answer with a bind naming exactly those before any call is routed. Line-delimited
-// JSON, see relay/RelayProtocol.h.
+// JSON, the messages of relay/RelayWire.h.
 #pragma once
 
 #include "common/Refusal.h"
+#include "relay/RelayWire.h"
 
 #include <QJsonObject>
 #include <QLocalSocket>
@@ -68,9 +69,9 @@ private:
   void onReadyRead();
   void onDisconnected();
   void handleLine(const QByteArray& line);
-  void handleCall(const QJsonObject& message);
+  void handleCall(const relay::Call& call);
   QJsonObject dispatch(const QString& op, const QJsonObject& arguments, qint64 id);
-  static QJsonObject errorReply(qint64 id, const Failure& failure);
+  static QJsonObject errorReply(qint64 id, const Failure& failure, std::optional<QJsonObject> receipt = {});
   static constexpr QLatin1StringView kSettledLock{"request_lock:settled"}; // dispatch() only
   void writeLine(QLocalSocket* socket, const QJsonObject& message);
   // capture_desktop, or zoom_desktop with its arguments: the image line.

@@ -12,6 +12,12 @@
 
 namespace gc {
 
+void prepareParser(QCommandLineParser& parser, const QString& description) {
+  parser.setApplicationDescription(description);
+  parser.addHelpOption();
+  addGlobalOptions(parser);
+}
+
 void addGlobalOptions(QCommandLineParser& parser) {
   parser.addOptions({
       {QStringLiteral("state-dir"),

@@ -18,6 +18,8 @@ struct AppPaths {
 
 // Global options every subcommand takes.
 void addGlobalOptions(QCommandLineParser& parser);
+// A subcommand's parser: its description, --help and the global options.
+void prepareParser(QCommandLineParser& parser, const QString& description);
 Outcome<AppPaths> resolvePaths(const QCommandLineParser& parser);
 Outcome<GrantPolicy> resolvePolicy(const QCommandLineParser& parser);
 // "90", "90s", "15m", "8h" → seconds.

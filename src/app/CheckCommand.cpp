@@ -7,7 +7,7 @@
 #include "console/Console.h"
 #include "grant/GrantLedger.h"
 #include "grant/GrantLoader.h"
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 #include "vm/DomainBinder.h"
 #include "vm/LibvirtConnection.h"
 
@@ -108,10 +108,7 @@ Status recordEvidence(const AppPaths& paths, const CheckResult& result) {
 
 int runCheck(const QStringList& arguments) {
   QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
-  parser.addHelpOption();
-  addGlobalOptions(parser);
+  prepareParser(parser, QStringLiteral("Validate a grant and resolve its VM binding; consumes nothing."));
   parser.addOptions(
       {{QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
        {QStringLiteral("json"), QStringLiteral("Print one JSON object.")},

@@ -10,9 +10,7 @@ namespace gc {
 
 int runMcp(const QStringList& arguments) {
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("MCP server (stdio) for one running Guest Console."));
-  parser.addHelpOption();
-  addGlobalOptions(parser);
+  prepareParser(parser, QStringLiteral("MCP server (stdio) for one running Guest Console."));
   parser.addOption({QStringLiteral("run"), QStringLiteral("The run id."), QStringLiteral("id")});
   parser.process(arguments);
   if (!parser.isSet(QStringLiteral("run")) || !parser.positionalArguments().isEmpty()) {

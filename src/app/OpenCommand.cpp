@@ -18,9 +18,7 @@ namespace gc {
 
 int runOpen(const QStringList& arguments) {
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Open the one console for a grant."));
-  parser.addHelpOption();
-  addGlobalOptions(parser);
+  prepareParser(parser, QStringLiteral("Open the one console for a grant."));
   parser.addOptions({
       {QStringLiteral("grant"), QStringLiteral("The grant file."), QStringLiteral("file")},
       {QStringLiteral("allow-origin"),

@@ -12,10 +12,8 @@ namespace gc {
 
 int runSweep(const QStringList& arguments) {
   QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Remove run directories of consoles that are gone; report everything kept."));
-  parser.addHelpOption();
-  addGlobalOptions(parser);
+  prepareParser(parser,
+                QStringLiteral("Remove run directories of consoles that are gone; report everything kept."));
   parser.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object.")});
   parser.process(arguments);
   const bool json = parser.isSet(QStringLiteral("json"));

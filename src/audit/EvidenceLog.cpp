@@ -1,5 +1,7 @@
 #include "audit/EvidenceLog.h"
 
+#include "common/SystemError.h"
+
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
@@ -49,9 +51,7 @@ Status EvidenceLog::open(const QString& dir, const QString& name) {
   m_fd = ::open(QFile::encodeName(m_path).constData(),
                 O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (m_fd < 0)
-    return Status(
-        Refusal::Internal,
-        QStringLiteral("cannot create %1: %2").arg(m_path, QString::fromLocal8Bit(std::strerror(errno))));
+    return Status(Refusal::Internal, QStringLiteral("cannot create %1: %2").arg(m_path, errnoText()));
   return success();
 }
 

@@ -1,5 +1,7 @@
 #include "common/DescriptorReserve.h"
 
+#include "common/SystemError.h"
+
 #include <QList>
 
 #include <cerrno>
@@ -49,12 +51,11 @@ int DescriptorReserve::held() {
 Outcome<long> DescriptorReserve::freeDescriptors() {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0)
-    return Failure{Refusal::ResourceExhausted,
-                   QStringLiteral("getrlimit: %1").arg(QString::fromLocal8Bit(std::strerror(errno)))};
+    return Failure{Refusal::ResourceExhausted, QStringLiteral("getrlimit: %1").arg(errnoText())};
   DIR* dir = ::opendir("/proc/self/fd");
   if (!dir)
-    return Failure{Refusal::ResourceExhausted, QStringLiteral("cannot count open descriptors: %1")
-                                                   .arg(QString::fromLocal8Bit(std::strerror(errno)))};
+    return Failure{Refusal::ResourceExhausted,
+                   QStringLiteral("cannot count open descriptors: %1").arg(errnoText())};
   long open = 0;
   while (const dirent* entry = ::readdir(dir)) {
     if (entry->d_name[0] != '.')

@@ -276,16 +276,6 @@ void appendUtf8(std::string* out, char32_t cp) {
   }
 }
 
-int hexValue(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 Status Scanner::scanString(std::string* decoded) {
   ++m_pos; // opening quote
   for (;;) {
@@ -339,7 +329,7 @@ Status Scanner::scanEscape(std::string* decoded) {
       return false;
     char32_t v = 0;
     for (int i = 0; i < 4; ++i) {
-      const int h = hexValue(m_data[m_pos + i]);
+      const int h = StrictJson::hexDigit(m_data[m_pos + i]);
       if (h < 0)
         return false;
       v = (v << 4) | static_cast<char32_t>(h);
@@ -430,6 +420,16 @@ Outcome<QJsonObject> StrictJson::parseObject(const QByteArray& bytes, qsizetype 
     return Failure{Refusal::ProtocolMalformed,
                    QStringLiteral("%1 at byte %2").arg(error.errorString()).arg(error.offset)};
   return doc.object();
+}
+
+int StrictJson::hexDigit(unsigned char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
 }
 
 std::optional<char> StrictJson::simpleEscape(char letter) {

@@ -32,6 +32,8 @@ public:
   // The character a one-letter JSON escape (\" \\ \/ \b \f \n \r \t) stands for; nullopt
   // for 'u' (four hex digits follow) and for anything that is not an escape.
   static std::optional<char> simpleEscape(char letter);
+  // The value of one hex digit of a \u escape; -1 for anything else.
+  static int hexDigit(unsigned char c);
 
   // The structural check alone (no values are built); parseObject runs it first.
   static Status validate(const QByteArray& bytes, qsizetype maxBytes, int maxDepth = 16);

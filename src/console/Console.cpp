@@ -33,12 +33,15 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
       close(Refusal::RdpLost, QStringLiteral("input delivery failed: ") + f.message);
   });
   connectBarrier();
-  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32 frameId) {
+  connect(&m_pipeline, &FramePipeline::packetReady, this, [this](const QByteArray& packet, quint32) {
     if (m_panel)
       m_panel->sendBinary(packet);
-    m_packetSerials.emplace_back(frameId, m_frameSerial); // its ack releases the guest's acks
-    if (m_packetSerials.size() > 64)
-      m_packetSerials.pop_front();
+  });
+  // The panel showed the guest's frames up to `serial`: the guest's acknowledgements they
+  // hold may go.
+  connect(&m_pipeline, &FramePipeline::presented, this, [this](quint64 serial) {
+    if (m_rdp)
+      m_rdp->notePresented(serial);
   });
   if (m_control) {
     connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
@@ -329,11 +332,12 @@ void Console::onRdpConnected(QSize desktop) {
   emit rdpConnected();
 }
 
-void Console::onFrame(const QImage& frame, const QList<QRect>& dirty) {
+void Console::onFrame(const FrameUpdate& update) {
   secureDrop(m_frame); // zeroed if the session's pool has already let go of it
-  m_frame = frame;
+  m_frame = update.frame;
+  m_frameSerial = update.serial;
   if (m_lifecycle == Lifecycle::Serving)
-    m_pipeline.submit(frame, dirty);
+    m_pipeline.submit(update.frame, update.dirty, update.moves, update.serial);
 }
 
 void Console::onPanelAuthorized(const QString& clientKind, const QString& clientVersion) {
@@ -360,20 +364,14 @@ void Console::refreshPanel() {
   // Unacked frames are forgotten (the stream cannot stall on them) and the next packet is
   // the whole desktop.
   m_pipeline.reset();
-  m_packetSerials.clear();
   if (!m_frame.isNull())
-    m_pipeline.submit(m_frame, {m_frame.rect()});
+    m_pipeline.submit(m_frame, {m_frame.rect()}, {}, m_frameSerial);
 }
 
 void Console::onFrameAcked(quint32 frame) {
   if (m_phases.closeIfExpired())
     return;
-  m_pipeline.acknowledge(frame);
-  quint64 presented = 0; // the newest guest frame the panel has now shown
-  for (; !m_packetSerials.empty() && m_packetSerials.front().first <= frame; m_packetSerials.pop_front())
-    presented = m_packetSerials.front().second;
-  if (presented && m_rdp)
-    m_rdp->notePresented(presented);
+  m_pipeline.acknowledge(frame); // presented() follows for what the panel now shows
 }
 
 void Console::onPanelKey(quint64 seq, quint16 scancode, bool down) {

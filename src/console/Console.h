@@ -23,10 +23,10 @@
 #include "console/RdpInputSink.h"
 #include "grant/Grant.h"
 #include "grant/RunLock.h"
-#include "guestlink/RdpReader.h"
 #include "privacy/Credentials.h"
 #include "privacy/RunDirectory.h"
 #include "privacy/WipeLedger.h"
+#include "readerhost/RdpReader.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
 #include "session/PhaseController.h"
@@ -144,7 +144,7 @@ private:
   // The presented size against the grant's rdp.desktop (recorded either way); false: the
   // console closed RDP_DESKTOP_MISMATCH. `when` is "connect" or "resize".
   bool acceptDesktop(QSize presented, const QString& when);
-  void onFrame(const QImage& frame, const QList<QRect>& dirty);
+  void onFrame(const gc::FrameUpdate& update);
   void onPanelAuthorized(const QString& clientKind, const QString& clientVersion);
   // The panel presented a frame: the guest's acknowledgements it covers may go.
   void onFrameAcked(quint32 frame);
@@ -200,13 +200,11 @@ private:
   WipeLedger m_wipes; // what the teardown zeroed, owner by owner (the cleanup record's buffers_wiped)
   QTimer m_expiry;
   QImage m_frame;
-  QSize m_desktop; // what the session presents (the welcome, the gate's bounds)
+  quint64 m_frameSerial = 0; // m_frame's guest serial (FrameUpdate::serial)
+  QSize m_desktop;           // what the session presents (the welcome, the gate's bounds)
   QByteArray m_capability;
   Lifecycle m_lifecycle = Lifecycle::Opening;
   int m_authAttempt = 0;
-  // Pacing: the newest FrameUpdate serial, and which one each panel packet showed.
-  quint64 m_frameSerial = 0;
-  std::deque<std::pair<quint32, quint64>> m_packetSerials;
   quint64 m_panelRefreshes = 0; // frame_refresh requests: the panel could not paint a frame
 };
 

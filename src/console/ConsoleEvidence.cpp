@@ -2,7 +2,7 @@
 
 #include "grant/KeyboardLayout.h"
 #include "privacy/CredentialNeedles.h"
-#include "sandbox/ReaderSandbox.h"
+#include "readerwire/SandboxReport.h"
 
 namespace gc::entry {
 
@@ -51,7 +51,7 @@ QJsonObject opened(const Grant& grant, const QJsonObject& identity, const VmBind
 }
 
 QJsonObject reader(quint32 sandbox, QSize maxDesktop) {
-  return {{QStringLiteral("sandbox"), ReaderSandbox::describe(sandbox)},
+  return {{QStringLiteral("sandbox"), SandboxReport::describe(sandbox)},
           {QStringLiteral("desktop_bytes"), qint64(maxDesktop.width()) * maxDesktop.height() * 4}};
 }
 

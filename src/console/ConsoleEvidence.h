@@ -7,9 +7,9 @@
 
 #include "common/Outcome.h"
 #include "grant/Grant.h"
-#include "guestlink/RdpReader.h"
-#include "guestlink/ReaderTypes.h"
 #include "privacy/ResidueScrubber.h"
+#include "readerhost/RdpReader.h"
+#include "readerwire/ReaderTypes.h"
 #include "vm/VmBinding.h"
 
 #include <QJsonObject>

@@ -123,12 +123,7 @@ Status Console::spawnReader() {
   connect(m_rdp.get(), &RdpReader::connected, this, &Console::onRdpConnected);
   connect(m_rdp.get(), &RdpReader::failed, this, &Console::onRdpFailed);
   connect(m_rdp.get(), &RdpReader::lost, this, &Console::onRdpLost);
-  connect(m_rdp.get(), &RdpReader::frameUpdated, this, [this](const FrameUpdate& update) {
-    m_frameSerial = update.serial; // the pacing's account
-    // The guest's own copies go to the panel as copies.
-    m_pipeline.noteGuestMoves(m_rdp->guestMoves());
-    onFrame(update.frame, update.dirty);
-  });
+  connect(m_rdp.get(), &RdpReader::frameUpdated, this, &Console::onFrame);
   connect(m_rdp.get(), &RdpReader::desktopResized, this, &Console::onRdpDesktopResized);
   return success();
 }

@@ -1,7 +1,7 @@
 #include "console/RdpInputSink.h"
 
-#include "guestlink/RdpReader.h"
-#include "guestlink/ReaderWire.h"
+#include "readerhost/RdpReader.h"
+#include "readerwire/ReaderWire.h"
 
 #include <chrono>
 

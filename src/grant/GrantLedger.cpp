@@ -1,5 +1,6 @@
 #include "grant/GrantLedger.h"
 
+#include "common/SystemError.h"
 #include "grant/StateDir.h"
 
 #include <QCryptographicHash>
@@ -27,16 +28,12 @@ Failure ledgerFailure(const QString& message) {
   return Failure{Refusal::GrantLedger, message};
 }
 
-QString lastError() {
-  return QString::fromLocal8Bit(std::strerror(errno));
-}
-
 using statedir::Fd;
 
 Status checkLedgerFile(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0)
-    return ledgerFailure(QStringLiteral("cannot stat the ledger: %1").arg(lastError()));
+    return ledgerFailure(QStringLiteral("cannot stat the ledger: %1").arg(errnoText()));
   if (!S_ISREG(st.st_mode))
     return ledgerFailure(QStringLiteral("the ledger is not a regular file"));
   if (st.st_uid != ::geteuid())
@@ -55,7 +52,7 @@ Outcome<int> openLedger(int dirFd, int flags) {
       return ledgerFailure(QStringLiteral("the ledger is a symlink; refusing it"));
     if (errno == ENXIO || errno == EISDIR)
       return ledgerFailure(QStringLiteral("the ledger is not a regular file"));
-    return Failure{Refusal::GrantLedger, QStringLiteral("cannot open the ledger: %1").arg(lastError())};
+    return Failure{Refusal::GrantLedger, QStringLiteral("cannot open the ledger: %1").arg(errnoText())};
   }
   return fd;
 }
@@ -128,7 +125,7 @@ Outcome<Scan> scanFor(int fd, QByteArrayView id) {
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return ledgerFailure(QStringLiteral("cannot read the ledger: %1").arg(lastError()));
+      return ledgerFailure(QStringLiteral("cannot read the ledger: %1").arg(errnoText()));
     if (n == 0)
       break;
     carry.append(buffer, n);
@@ -196,7 +193,7 @@ Status GrantLedger::consume(const Grant& grant) {
   if (!safe)
     return safe;
   if (lockFd(fd.get(), LOCK_EX) != 0)
-    return ledgerFailure(QStringLiteral("cannot lock the ledger: %1").arg(lastError()));
+    return ledgerFailure(QStringLiteral("cannot lock the ledger: %1").arg(errnoText()));
 
   const QByteArray id = grant.grantId.toLatin1();
   Outcome<Scan> scan = scanFor(fd.get(), id);
@@ -208,7 +205,7 @@ Status GrantLedger::consume(const Grant& grant) {
   // line is synced): it goes, so the new line starts on a line of its own.
   if (scan->complete != scan->size) {
     if (::ftruncate(fd.get(), scan->complete) != 0)
-      return ledgerFailure(QStringLiteral("cannot drop the ledger's torn tail: %1").arg(lastError()));
+      return ledgerFailure(QStringLiteral("cannot drop the ledger's torn tail: %1").arg(errnoText()));
   }
 
   const QByteArray line =
@@ -220,14 +217,14 @@ Status GrantLedger::consume(const Grant& grant) {
   } while (n < 0 && errno == EINTR);
   if (n != line.size()) {
     const QString why =
-        n < 0 ? lastError() : QStringLiteral("%1 of %2 bytes written").arg(n).arg(line.size());
+        n < 0 ? errnoText() : QStringLiteral("%1 of %2 bytes written").arg(n).arg(line.size());
     truncateBack(fd.get(), scan->complete);
     return ledgerFailure(
         QStringLiteral("cannot append to the ledger (%1); the grant was not consumed").arg(why));
   }
   // The grant counts as consumed only once the record is durable.
   if (::fsync(fd.get()) != 0) {
-    const QString why = lastError();
+    const QString why = errnoText();
     truncateBack(fd.get(), scan->complete);
     return ledgerFailure(QStringLiteral("cannot sync the ledger (%1); the grant was not consumed").arg(why));
   }
@@ -255,14 +252,14 @@ Outcome<bool> GrantLedger::lookup(const QString& grantId) const {
   if (raw < 0) {
     if (errno == ELOOP)
       return ledgerFailure(QStringLiteral("the ledger is a symlink; refusing it"));
-    return ledgerFailure(QStringLiteral("cannot open the ledger: %1").arg(lastError()));
+    return ledgerFailure(QStringLiteral("cannot open the ledger: %1").arg(errnoText()));
   }
   const Fd fd(raw);
   Status safe = checkLedgerFile(fd.get());
   if (!safe)
     return safe.failure();
   if (lockFd(fd.get(), LOCK_SH) != 0)
-    return ledgerFailure(QStringLiteral("cannot lock the ledger: %1").arg(lastError()));
+    return ledgerFailure(QStringLiteral("cannot lock the ledger: %1").arg(errnoText()));
   Outcome<Scan> scan = scanFor(fd.get(), id.toLatin1());
   if (!scan)
     return scan.failure();

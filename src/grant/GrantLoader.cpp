@@ -2,6 +2,7 @@
 
 #include "common/LibvirtUriRule.h"
 #include "common/StrictJson.h"
+#include "common/SystemError.h"
 #include "grant/GrantSignature.h"
 #include "grant/KeyboardLayout.h"
 
@@ -560,8 +561,7 @@ Outcome<QByteArray> readBounded(const QString& path, qsizetype limit, Refusal un
   const QByteArray native = QFile::encodeName(path);
   const int fd = ::open(native.constData(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
-    return Failure{unreadable,
-                   QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)))};
+    return Failure{unreadable, QStringLiteral("%1: %2").arg(path, errnoText())};
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -576,8 +576,7 @@ Outcome<QByteArray> readBounded(const QString& path, qsizetype limit, Refusal un
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return Failure{unreadable,
-                     QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)))};
+      return Failure{unreadable, QStringLiteral("%1: %2").arg(path, errnoText(err))};
     }
     if (n == 0)
       break;
@@ -672,8 +671,7 @@ Outcome<Grant> GrantLoader::loadFile(const QString& path, const GrantPolicy& pol
         return decoded.failure();
       signature = *decoded;
     } else if (errno != ENOENT) {
-      return Failure{Refusal::GrantSignature,
-                     QStringLiteral("%1: %2").arg(sigPath, QString::fromLocal8Bit(std::strerror(errno)))};
+      return Failure{Refusal::GrantSignature, QStringLiteral("%1: %2").arg(sigPath, errnoText())};
     }
   }
   return parse(*bytes, policy, nowUtc, signature);

@@ -1,5 +1,6 @@
 #include "grant/RunLock.h"
 
+#include "common/SystemError.h"
 #include "grant/StateDir.h"
 
 #include <QCryptographicHash>
@@ -21,10 +22,6 @@ namespace {
 
 Failure lockFailure(const QString& message) {
   return Failure{Refusal::GrantLedger, message};
-}
-
-QString lastError() {
-  return QString::fromLocal8Bit(std::strerror(errno));
 }
 
 } // namespace
@@ -53,7 +50,7 @@ Outcome<RunLock> RunLock::acquire(const QString& ledgerDir, const QString& runId
       ::openat(liveFd.get(), name.constData(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
   if (fd < 0)
     return lockFailure(errno == ELOOP ? QStringLiteral("the run lock is a symlink; refusing it")
-                                      : QStringLiteral("cannot open the run lock: %1").arg(lastError()));
+                                      : QStringLiteral("cannot open the run lock: %1").arg(errnoText()));
   RunLock lock(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
@@ -66,7 +63,7 @@ Outcome<RunLock> RunLock::acquire(const QString& ledgerDir, const QString& runId
     return Failure{Refusal::RunAlreadyOpen,
                    QStringLiteral("a console for run %1 is already open").arg(runId.left(128))};
   if (rc != 0)
-    return lockFailure(QStringLiteral("cannot lock the run: %1").arg(lastError()));
+    return lockFailure(QStringLiteral("cannot lock the run: %1").arg(errnoText()));
   return lock;
 }
 

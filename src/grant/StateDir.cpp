@@ -1,5 +1,7 @@
 #include "grant/StateDir.h"
 
+#include "common/SystemError.h"
+
 #include <QDir>
 #include <QFile>
 #include <QList>
@@ -17,10 +19,6 @@ namespace {
 
 Failure stateFailure(const QString& message) {
   return Failure{Refusal::GrantLedger, message};
-}
-
-QString lastError() {
-  return QString::fromLocal8Bit(std::strerror(errno));
 }
 
 QByteArray anchorFor(const QByteArray& dir) {
@@ -54,7 +52,7 @@ Failure openFailure(const QByteArray& path) {
   if (errno == ELOOP || errno == ENOTDIR)
     return stateFailure(
         QStringLiteral("%1 is a link or not a directory; refusing it").arg(QFile::decodeName(path)));
-  return stateFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(path), lastError()));
+  return stateFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(path), errnoText()));
 }
 
 } // namespace
@@ -68,7 +66,7 @@ void Fd::reset(int fd) {
 Status checkDirectory(int fd, const QByteArray& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0)
-    return stateFailure(QStringLiteral("cannot stat %1: %2").arg(QFile::decodeName(path), lastError()));
+    return stateFailure(QStringLiteral("cannot stat %1: %2").arg(QFile::decodeName(path), errnoText()));
   if (!S_ISDIR(st.st_mode))
     return stateFailure(QStringLiteral("%1 is not a directory").arg(QFile::decodeName(path)));
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
@@ -86,7 +84,7 @@ Outcome<int> open(const QString& dir, bool create) {
   const QByteArray anchor = anchorFor(path);
   Fd current(::open(anchor.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (current.get() < 0)
-    return stateFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(anchor), lastError()));
+    return stateFailure(QStringLiteral("cannot open %1: %2").arg(QFile::decodeName(anchor), errnoText()));
   if (Status safe = checkDirectory(current.get(), anchor); !safe)
     return safe.failure();
   QByteArray walked = anchor == "/" ? QByteArray() : anchor;
@@ -98,7 +96,7 @@ Outcome<int> open(const QString& dir, bool create) {
     bool mkdirFailed = false;
     const int next = openChild(current.get(), name, create, mkdirFailed);
     if (mkdirFailed)
-      return stateFailure(QStringLiteral("cannot create the state directory: %1").arg(lastError()));
+      return stateFailure(QStringLiteral("cannot create the state directory: %1").arg(errnoText()));
     if (next < 0 && errno == ENOENT)
       return -1;
     if (next < 0)
@@ -115,7 +113,7 @@ Outcome<int> openPrivateChild(int parentFd, const QByteArray& name, const QByteA
   Fd child(openChild(parentFd, name, true, mkdirFailed));
   if (mkdirFailed)
     return stateFailure(
-        QStringLiteral("cannot create %1: %2").arg(QFile::decodeName(pathForMessages), lastError()));
+        QStringLiteral("cannot create %1: %2").arg(QFile::decodeName(pathForMessages), errnoText()));
   if (child.get() < 0)
     return openFailure(pathForMessages);
   struct stat st {};

@@ -1,6 +1,7 @@
 #include "privacy/RunSweeper.h"
 
 #include "common/StrictJson.h"
+#include "common/SystemError.h"
 #include "privacy/RunDirectory.h"
 
 #include <QDir>
@@ -47,10 +48,6 @@ public:
 private:
   int m_fd;
 };
-
-QString errnoText(int error) {
-  return QString::fromLocal8Bit(std::strerror(error));
-}
 
 QString nameOf(const QByteArray& raw) {
   return QFile::decodeName(raw);

@@ -13,7 +13,7 @@
 // Qt types only: the console reads the snapshot.
 #pragma once
 
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QByteArrayView>
 #include <QJsonObject>
@@ -30,7 +30,7 @@ public:
   static constexpr int kMaxNameLength = ChannelSnapshot::kMaxNameLength;
   static constexpr int kMaxDistinctNames = ChannelSnapshot::kMaxDistinctNames;
 
-  // The report as it crosses to the console (guestlink/ReaderTypes.h).
+  // The report as it crosses to the console (readerwire/ReaderTypes.h).
   using Snapshot = ChannelSnapshot;
 
   static QString sanitise(QByteArrayView raw) { return ChannelSnapshot::sanitise(raw); }

@@ -16,7 +16,7 @@
 // Thread affinity: none (plain functions on a context the caller owns). Private to src/rdp/.
 #pragma once
 
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QString>
 

@@ -17,7 +17,7 @@
 // calls it under its I/O mutex.
 #pragma once
 
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <chrono>
 #include <cstddef>

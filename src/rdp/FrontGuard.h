@@ -14,9 +14,9 @@
 #pragma once
 
 #include "common/Refusal.h"
-#include "guestlink/ReaderTypes.h"
 #include "rdp/front/DynvcFront.h"
 #include "rdp/front/PduFront.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <array>
 #include <atomic>

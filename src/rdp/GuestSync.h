@@ -21,7 +21,7 @@
 #pragma once
 
 #include "common/Outcome.h"
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QObject>
 #include <QRect>

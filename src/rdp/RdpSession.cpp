@@ -1,5 +1,6 @@
 #include "rdp/RdpSession.h"
 
+#include "common/StateTable.h"
 #include "privacy/SecureZero.h"
 #include "rdp/DisconnectUltimatum.h"
 #include "rdp/FrontGuard.h"
@@ -104,18 +105,22 @@ bool isAuthError(UINT32 error) {
 
 } // namespace
 
+namespace {
+using S = RdpSession::State;
+constexpr auto kStates =
+    makeStateTable<S>({"idle", "connecting", "connected", "finished"},
+                      {
+                          {S::Idle, S::Connecting, "start()"},
+                          {S::Idle, S::Finished, "abort() before start()"},
+                          {S::Connecting, S::Connected, "the session is up"},
+                          {S::Connecting, S::Finished, "the connect failed or was aborted"},
+                          {S::Connected, S::Finished, "lost, finished or aborted"},
+                          {S::Finished, S::Finished, "abort() after a failed start"},
+                      });
+} // namespace
+
 QString RdpSession::stateName(State state) {
-  switch (state) {
-  case State::Idle:
-    return QStringLiteral("idle");
-  case State::Connecting:
-    return QStringLiteral("connecting");
-  case State::Connected:
-    return QStringLiteral("connected");
-  case State::Finished:
-    return QStringLiteral("finished");
-  }
-  return {};
+  return kStates.name(state);
 }
 
 RdpSession::RdpSession(std::span<uchar> desktopMemory, QObject* parent)
@@ -129,19 +134,9 @@ RdpSession::RdpSession(std::span<uchar> desktopMemory, QObject* parent)
 // Idle -> Connecting -> Connected -> Finished; Idle and Connecting may also end at once, and
 // ending again is a no-op (abort() after a failed start).
 bool RdpSession::setState(State to) {
-  struct Edge {
-    State from, to;
-  };
-  static constexpr Edge kEdges[] = {
-      {State::Idle, State::Connecting},      {State::Idle, State::Finished},
-      {State::Connecting, State::Connected}, {State::Connecting, State::Finished},
-      {State::Connected, State::Finished},   {State::Finished, State::Finished},
-  };
   State from = m_state.load();
   while (true) {
-    const bool legal = std::any_of(std::begin(kEdges), std::end(kEdges),
-                                   [&](const Edge& e) { return e.from == from && e.to == to; });
-    if (!legal) {
+    if (!kStates.allows(from, to)) {
       qCWarning(lcRdp).noquote() << "RdpSession: refused state change" << stateName(from) << "->"
                                  << stateName(to);
       return false;

@@ -22,7 +22,6 @@
 #pragma once
 
 #include "common/Outcome.h"
-#include "guestlink/ReaderTypes.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
 #include "rdp/ChannelReport.h"
@@ -31,6 +30,7 @@
 #include "rdp/FramePacer.h"
 #include "rdp/GuestSync.h"
 #include "rdp/InputState.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QObject>
 #include <QSize>

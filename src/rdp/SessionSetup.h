@@ -8,7 +8,7 @@
 // recover the session from RdpContext. Private to src/rdp/.
 #pragma once
 
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <freerdp/client.h>
 

@@ -2,10 +2,10 @@
 // socket in the run's private directory, takes the grant's MCP server and tool from it and
 // then serves MCP on stdin/stdout (one JSON-RPC message per line) until stdin ends.
 //
-// Refuses to start — exit code kMcpExitRefused, one line "guest-console mcp: CODE: message" on
-// stderr, nothing on stdout — when the run id is not a safe path component or no console
-// runs for it (RUN_NOT_FOUND), or the console, its directory or the grant's server/tool are
-// not authorized (MCP_NOT_AUTHORIZED).
+// Refuses to start — exit status ExitCode::Unavailable (common/ExitCode.h), one line
+// "guest-console mcp: CODE: message" on stderr, nothing on stdout — when the run id is not a safe path
+// component or no console runs for it (RUN_NOT_FOUND), or the console, its directory or the grant's
+// server/tool are not authorized (MCP_NOT_AUTHORIZED).
 //
 // Thread: runs on the calling thread, blocking; needs no Qt event loop.
 #pragma once
@@ -28,11 +28,6 @@ struct McpRelayOptions {
   std::chrono::milliseconds callTimeout{60000};
   McpRelayOptions();
 };
-
-// The relay's statuses, from the one table (common/ExitCode.h).
-inline constexpr int kMcpExitOk = exitStatus(ExitCode::Ok);
-inline constexpr int kMcpExitUsage = exitStatus(ExitCode::Usage);
-inline constexpr int kMcpExitRefused = exitStatus(ExitCode::Unavailable);
 
 // <runtimeDir>/guest-console/runs/<runId>/mcp.sock, or an empty string for an unsafe run id.
 QString mcpSocketPath(const QString& runtimeDir, const QString& runId);

@@ -1,14 +1,15 @@
 #include "relay/RelayConnection.h"
 
 #include "common/StrictJson.h"
+#include "common/SystemError.h"
 #include "privacy/SecureBytes.h"
 #include "relay/PeerCredentials.h"
 #include "relay/RelayProtocol.h"
+#include "relay/RelayWire.h"
 
 #include <QDeadlineTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
 #include <QJsonDocument>
 
 #include <cerrno>
@@ -24,10 +25,6 @@ namespace {
 
 Failure consoleClosed() {
   return Failure{Refusal::RunNotFound, QStringLiteral("the console has closed")};
-}
-
-QString text(const QJsonObject& o, const char* key) {
-  return o.value(QLatin1StringView(key)).toString();
 }
 
 } // namespace
@@ -65,7 +62,7 @@ Status RelayConnection::open(const QString& socketPath, uid_t expectedPeerUid,
   std::memcpy(address.sun_path, path.constData(), size_t(path.size()));
   m_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (m_fd < 0)
-    return Status(Refusal::Internal, QString::fromLocal8Bit(std::strerror(errno)));
+    return Status(Refusal::Internal, errnoText());
   if (::connect(m_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     closeFd();
     // A socket file nobody listens on is a console that is gone.
@@ -77,27 +74,26 @@ Status RelayConnection::open(const QString& socketPath, uid_t expectedPeerUid,
     return Status(Refusal::McpNotAuthorized, QStringLiteral("the socket's owner is another user"));
   }
 
-  const Outcome<QJsonObject> hello = readLine(timeout);
+  const Outcome<relay::ToRelay> hello = readMessage(timeout);
   if (!hello) {
     closeFd();
     return Status(hello.failure());
   }
-  if (text(*hello, "type") == u"refused") {
-    const std::optional<Refusal> code = refusalFromName(text(*hello, "code"));
+  if (const auto* refused = std::get_if<relay::Refused>(&hello.value())) {
+    const std::optional<Refusal> code = refusalFromName(refused->code);
     closeFd();
-    return Status(code.value_or(Refusal::McpNotAuthorized), text(*hello, "message"));
+    return Status(code.value_or(Refusal::McpNotAuthorized), refused->message);
   }
-  if (text(*hello, "type") != u"hello" ||
-      hello->value(QStringLiteral("protocol")).toInt() != relay::kProtocol) {
+  const auto* h = std::get_if<relay::Hello>(&hello.value());
+  if (!h || h->protocol != relay::kProtocol) {
     closeFd();
     return Status(Refusal::ProtocolMalformed, QStringLiteral("the console did not say hello"));
   }
-  m_hello.run = text(*hello, "run");
-  m_hello.server = text(*hello, "server");
-  m_hello.tool = text(*hello, "tool");
-  for (const QJsonValue& id : hello->value(QStringLiteral("candidates")).toArray())
-    m_hello.candidateIds.append(id.toString());
-  m_hello.expiresAt = QDateTime::fromString(text(*hello, "expires_at"), Qt::ISODateWithMs);
+  m_hello.run = h->run;
+  m_hello.server = h->server;
+  m_hello.tool = h->tool;
+  m_hello.candidateIds = h->candidates;
+  m_hello.expiresAt = QDateTime::fromString(h->expiresAt, Qt::ISODateWithMs);
   if (m_hello.server.isEmpty() || m_hello.server.size() > 128) {
     closeFd();
     return Status(Refusal::McpNotAuthorized, QStringLiteral("the grant names no usable MCP server"));
@@ -109,17 +105,16 @@ Status RelayConnection::open(const QString& socketPath, uid_t expectedPeerUid,
                       .arg(m_hello.tool.left(128)));
   }
 
-  if (Status s = writeLine({{QStringLiteral("type"), QStringLiteral("bind")},
-                            {QStringLiteral("server"), m_hello.server},
-                            {QStringLiteral("tool"), m_hello.tool}});
-      !s.ok()) {
+  if (Status s = writeLine(relay::encode(relay::Bind{m_hello.server, m_hello.tool})); !s.ok()) {
     closeFd();
     return s;
   }
-  const Outcome<QJsonObject> bound = readLine(timeout);
-  if (!bound || text(*bound, "type") != u"bound") {
-    const Refusal code =
-        bound ? refusalFromName(text(*bound, "code")).value_or(Refusal::McpNotAuthorized) : bound.code();
+  const Outcome<relay::ToRelay> bound = readMessage(timeout);
+  if (!bound || !std::holds_alternative<relay::Bound>(bound.value())) {
+    const auto* refused = bound ? std::get_if<relay::Refused>(&bound.value()) : nullptr;
+    const Refusal code = refused ? refusalFromName(refused->code).value_or(Refusal::McpNotAuthorized)
+                         : bound ? Refusal::McpNotAuthorized
+                                 : bound.code();
     closeFd();
     return Status(code, QStringLiteral("the console did not accept this relay"));
   }
@@ -137,39 +132,32 @@ ConsoleLink::Reply RelayConnection::call(const QString& op, const QJsonObject& a
     return reply;
   }
   const qint64 id = m_nextId++;
-  if (Status s = writeLine({{QStringLiteral("type"), QStringLiteral("call")},
-                            {QStringLiteral("id"), id},
-                            {QStringLiteral("op"), op},
-                            {QStringLiteral("arguments"), arguments}});
-      !s.ok()) {
+  if (Status s = writeLine(relay::encode(relay::Call{id, op, arguments})); !s.ok()) {
     closeFd();
     reply.failure = consoleClosed();
     return reply;
   }
-  const Outcome<QJsonObject> line = readLine(m_callTimeout);
-  if (!line) {
+  const Outcome<relay::ToRelay> message = readMessage(m_callTimeout);
+  if (!message) {
     closeFd();
-    reply.failure = line.failure();
+    reply.failure = message.failure();
     return reply;
   }
-  const QJsonObject& message = line.value();
-  const QString type = text(message, "type");
-  if ((type != u"result" && type != u"error") || message.value(QStringLiteral("id")).toInteger(-1) != id) {
-    closeFd();
-    reply.failure = type == u"refused"
-                        ? Failure{refusalFromName(text(message, "code")).value_or(Refusal::Internal),
-                                  text(message, "message")}
-                        : Failure{Refusal::ProtocolMalformed, QStringLiteral("unexpected console reply")};
-    return reply;
-  }
-  if (type == u"result") {
+  if (const auto* result = std::get_if<relay::Result>(&message.value()); result && result->id == id) {
     reply.ok = true;
-    reply.result = message.value(QStringLiteral("result")).toObject();
+    reply.result = result->result;
     return reply;
   }
-  reply.failure =
-      Failure{refusalFromName(text(message, "code")).value_or(Refusal::Internal), text(message, "message")};
-  reply.receipt = message.value(QStringLiteral("receipt")).toObject();
+  if (const auto* error = std::get_if<relay::Error>(&message.value()); error && error->id == id) {
+    reply.failure = Failure{refusalFromName(error->code).value_or(Refusal::Internal), error->message};
+    reply.receipt = error->receipt.value_or(QJsonObject());
+    return reply;
+  }
+  closeFd();
+  const auto* refused = std::get_if<relay::Refused>(&message.value());
+  reply.failure = refused
+                      ? Failure{refusalFromName(refused->code).value_or(Refusal::Internal), refused->message}
+                      : Failure{Refusal::ProtocolMalformed, QStringLiteral("unexpected console reply")};
   return reply;
 }
 
@@ -185,6 +173,13 @@ Status RelayConnection::writeLine(const QJsonObject& message) {
     done += n;
   }
   return success();
+}
+
+Outcome<relay::ToRelay> RelayConnection::readMessage(std::chrono::milliseconds timeout) {
+  const Outcome<QJsonObject> line = readLine(timeout);
+  if (!line)
+    return line.failure();
+  return relay::decodeToRelay(line.value());
 }
 
 Outcome<QJsonObject> RelayConnection::readLine(std::chrono::milliseconds timeout) {

@@ -12,6 +12,7 @@
 
 #include "common/Outcome.h"
 #include "relay/ConsoleLink.h"
+#include "relay/RelayWire.h"
 
 #include <QDateTime>
 #include <QStringList>
@@ -48,6 +49,7 @@ public:
 private:
   Status writeLine(const QJsonObject& message);
   Outcome<QJsonObject> readLine(std::chrono::milliseconds timeout);
+  Outcome<relay::ToRelay> readMessage(std::chrono::milliseconds timeout); // readLine, decoded
   void closeFd();
 
   int m_fd = -1;

@@ -1,16 +1,6 @@
 // The private line protocol between the console (ActionSocketServer) and `guest-console mcp`
-// (McpRelay) on the run directory's Unix socket. One JSON object per line, `type` first.
-// Both ends include this header: it is the one source of the names and limits.
-//
-//   console → relay  {"type":"hello","protocol":1,"run":R,"server":S,"tool":T,
-//                     "candidates":[ids…],"expires_at":RFC3339}
-//                                                     (sent on accept; ids empty = free action)
-//   relay → console  {"type":"bind","server":S,"tool":T} (what the relay will serve)
-//   console → relay  {"type":"bound"}                 (requests are accepted from now on)
-//   relay → console  {"type":"call","id":N,"op":OP,"arguments":{…}}
-//   console → relay  {"type":"result","id":N,"result":{…}}
-//                    {"type":"error","id":N,"code":C,"message":M[,"receipt":{…}]}
-//   console → relay  {"type":"refused","code":C,"message":M} then the console closes.
+// (RelayConnection) on the run directory's Unix socket: its version, operations, limits and
+// socket name. The messages themselves are relay/RelayWire.h. Both ends include this header.
 #pragma once
 
 #include <QLatin1StringView>

@@ -132,7 +132,9 @@ void ControlChannel::processLine(QByteArrayView line) {
   emit refused(Refusal::ProtocolUnknownType, QStringLiteral("unknown control command"));
 }
 
-void ControlChannel::send(const QString& event, const QJsonObject& fields) {
+void ControlChannel::send(const control::Event& message) {
+  const QString& event = message.name;
+  const QJsonObject& fields = message.fields;
   QByteArray line = QByteArrayLiteral("{\"event\":") +
                     QJsonDocument(QJsonArray{event}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
   const QByteArray rest = QJsonDocument(fields).toJson(QJsonDocument::Compact);
@@ -150,10 +152,6 @@ void ControlChannel::send(const QString& event, const QJsonObject& fields) {
     p += n;
     left -= n;
   }
-}
-
-void ControlChannel::send(const control::Event& event) {
-  send(event.name, event.fields);
 }
 
 } // namespace gc

@@ -31,7 +31,6 @@ public:
   // Writes one event line: {"event":<name>, …fields}. "event" comes first. The events and
   // their fields are control-channel.json's: build them with session/ControlEvents.h.
   void send(const control::Event& event);
-  void send(const QString& event, const QJsonObject& fields = {});
   void sendError(Refusal code, const QString& message) { send(control::error(code, message)); }
 
 signals:

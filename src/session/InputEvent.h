@@ -24,37 +24,16 @@ struct InputEvent {
   quint32 pauseMs = 0;     // Pause
 
   static InputEvent key(quint64 seq, quint16 scancode, bool down) {
-    InputEvent e;
-    e.kind = Kind::Key;
-    e.seq = seq;
-    e.scancode = scancode;
-    e.down = down;
-    return e;
+    return {.kind = Kind::Key, .seq = seq, .scancode = scancode, .down = down};
   }
   static InputEvent unicode(quint64 seq, quint16 unit, bool down) {
-    InputEvent e;
-    e.kind = Kind::Unicode;
-    e.seq = seq;
-    e.unit = unit;
-    e.down = down;
-    return e;
+    return {.kind = Kind::Unicode, .seq = seq, .down = down, .unit = unit};
   }
   static InputEvent pause(quint64 seq, quint32 ms) {
-    InputEvent e;
-    e.kind = Kind::Pause;
-    e.seq = seq;
-    e.pauseMs = ms;
-    return e;
+    return {.kind = Kind::Pause, .seq = seq, .pauseMs = ms};
   }
   static InputEvent pointer(quint64 seq, quint16 x, quint16 y, quint8 buttons, qint16 wheel) {
-    InputEvent e;
-    e.kind = Kind::Pointer;
-    e.seq = seq;
-    e.x = x;
-    e.y = y;
-    e.buttons = buttons;
-    e.wheel = wheel;
-    return e;
+    return {.kind = Kind::Pointer, .seq = seq, .x = x, .y = y, .buttons = buttons, .wheel = wheel};
   }
 };
 

@@ -24,22 +24,12 @@ struct Cursor {
   }
 };
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 bool read4(Cursor& c, unsigned& out) {
   if (c.end - c.p < 4)
     return false;
   out = 0;
   for (int i = 0; i < 4; ++i) {
-    const int v = hexValue(c.p[i]);
+    const int v = StrictJson::hexDigit(static_cast<unsigned char>(c.p[i]));
     if (v < 0)
       return false;
     out = out * 16 + unsigned(v);

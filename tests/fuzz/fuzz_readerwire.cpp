@@ -1,7 +1,7 @@
 // gc::wire::decodeFromReader / decodeToReader: every datagram the RDP reader process sends the
 // console (the reader parses the guest's bytes and may be compromised by them), and every one
 // the console sends the reader. Only crashes and sanitizer findings count.
-#include "guestlink/ReaderWire.h"
+#include "readerwire/ReaderWire.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "tools/issuegrant/ExclusiveFile.h"
 
+#include "common/SystemError.h"
+
 #include <QFile>
 
 #include <cerrno>
@@ -13,8 +15,7 @@ namespace gc::tools {
 namespace {
 
 Failure failed(const QString& what, const QString& path, int error) {
-  return Failure{Refusal::Internal,
-                 QStringLiteral("%1 %2: %3").arg(what, path, QString::fromLocal8Bit(std::strerror(error)))};
+  return Failure{Refusal::Internal, QStringLiteral("%1 %2: %3").arg(what, path, errnoText(error))};
 }
 
 } // namespace

@@ -42,6 +42,17 @@ Outcome<QJsonArray> combo(const QJsonObject& in) {
   return keys(text.toString().split(u'+'), QStringLiteral("text"));
 }
 
+// A click's or scroll's `text`: the keys held around it, as the canonical hold_keys.
+Status holdKeys(const QJsonObject& in, QJsonObject& out) {
+  if (!in.contains(QStringLiteral("text")))
+    return success();
+  const Outcome<QJsonArray> held = combo(in);
+  if (!held)
+    return Status(held.failure());
+  out.insert(QStringLiteral("hold_keys"), *held);
+  return success();
+}
+
 Outcome<QJsonValue> seconds(const QJsonObject& in) {
   const QJsonValue d = in.value(QStringLiteral("duration"));
   if (!d.isDouble())
@@ -77,12 +88,8 @@ Outcome<QJsonObject> anthropic(const QJsonValue& input, const Context& context) 
     QJsonObject out{{kType, QStringLiteral("click")},
                     {QStringLiteral("button"), QLatin1StringView(c.button)},
                     {QStringLiteral("count"), c.count}};
-    if (in.contains(QStringLiteral("text"))) {
-      const Outcome<QJsonArray> held = combo(in);
-      if (!held)
-        return held.failure();
-      out.insert(QStringLiteral("hold_keys"), *held);
-    }
+    if (Status s = holdKeys(in, out); !s.ok())
+      return s.failure();
     return at(*p, out);
   }
   if (action == u"mouse_move") {
@@ -147,12 +154,8 @@ Outcome<QJsonObject> anthropic(const QJsonValue& input, const Context& context) 
       return invalid(QStringLiteral("scroll_direction: expected up, down, left or right"));
     QJsonObject out{
         {kType, QStringLiteral("scroll")}, {QStringLiteral("dx"), dx}, {QStringLiteral("dy"), dy}};
-    if (in.contains(QStringLiteral("text"))) {
-      const Outcome<QJsonArray> held = combo(in);
-      if (!held)
-        return held.failure();
-      out.insert(QStringLiteral("hold_keys"), *held);
-    }
+    if (Status s = holdKeys(in, out); !s.ok())
+      return s.failure();
     return at(*p, out);
   }
   if (action == u"key" || action == u"hold_key") {

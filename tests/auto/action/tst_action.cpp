@@ -1461,7 +1461,7 @@ private slots:
     QVERIFY(rig.listening);
     RelayHarness relay(rig.dir.path(), run);
     QTRY_VERIFY(relay.done.load());
-    QCOMPARE(relay.rc.load(), kMcpExitRefused);
+    QCOMPARE(relay.rc.load(), exitStatus(ExitCode::Unavailable));
     QVERIFY2(relay.stderrText().startsWith("guest-console mcp: " + code.toLatin1()), qPrintable(code));
   }
 
@@ -1472,7 +1472,7 @@ private slots:
     QVERIFY(rig.listening);
     RelayHarness relay(rig.dir.path(), rig.grant.runId);
     QTRY_VERIFY(relay.done.load());
-    QCOMPARE(relay.rc.load(), kMcpExitRefused);
+    QCOMPARE(relay.rc.load(), exitStatus(ExitCode::Unavailable));
     QVERIFY(relay.stderrText().startsWith("guest-console mcp: MCP_NOT_AUTHORIZED"));
   }
 
@@ -1483,7 +1483,7 @@ private slots:
     options.expectedPeerUid = ::geteuid() + 4242;
     RelayHarness relay(rig.dir.path(), rig.grant.runId, options);
     QTRY_VERIFY(relay.done.load());
-    QCOMPARE(relay.rc.load(), kMcpExitRefused);
+    QCOMPARE(relay.rc.load(), exitStatus(ExitCode::Unavailable));
     QVERIFY(relay.stderrText().startsWith("guest-console mcp: MCP_NOT_AUTHORIZED"));
   }
 
@@ -1668,7 +1668,7 @@ private slots:
     QCOMPARE(receipts.count(), 1);
     relay.closeInput();
     QTRY_VERIFY(relay.done.load());
-    QCOMPARE(relay.rc.load(), kMcpExitOk);
+    QCOMPARE(relay.rc.load(), exitStatus(ExitCode::Ok));
   }
 
   // Through the relay (issue 25.4): capture_desktop's structured result says how it was

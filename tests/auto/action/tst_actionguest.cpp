@@ -6,7 +6,7 @@
 #include "ConsoleRig.h"
 #include "action/ActionService.h"
 #include "action/Receipt.h"
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>

@@ -1,8 +1,8 @@
 #include "ConsoleRig.h"
 
+#include "bridge/frames/FrameReader.h"
 #include "tools/issuegrant/GrantSigner.h"
 #include "vm/LibvirtConnection.h"
-#include "widgets/FrameUpdate.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -42,7 +42,7 @@ ConsoleRig::ConsoleRig(GrantSpec s) : spec(std::move(s)) {
   });
   QObject::connect(&panel, &QWebSocket::binaryMessageReceived, [this](const QByteArray& packet) {
     // Decoded as a panel does (the viewer's parser): every rectangle applied, then acked.
-    const Outcome<viewer::FrameUpdate> update = viewer::FrameUpdate::parse(packet);
+    const Outcome<FrameReader> update = FrameReader::parse(packet);
     if (!update.ok())
       return;
     if (Outcome<QImage> next = update->apply(canvas); next.ok())

@@ -4,7 +4,7 @@
 #include "action/Receipt.h"
 #include "audit/EvidenceLog.h"
 #include "grant/RunLock.h"
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 #include "testguest/IdentityMarker.h"
 #include "vm/testsupport/DomainControl.h"
 

@@ -1,5 +1,5 @@
 // DesktopFrames: the frame pool between FreeRDP's GDI buffer (worker) and the main thread.
-#include "guestlink/DesktopFrames.h"
+#include "readerhost/DesktopFrames.h"
 
 #include <QElapsedTimer>
 #include <QSet>

@@ -12,6 +12,8 @@
 #include <QSet>
 #include <QTest>
 
+#include <algorithm>
+
 namespace {
 
 QString sourcePath(const QString& relative) {
@@ -130,6 +132,31 @@ private slots:
   }
 
   // The `mcp` subcommand is the relay; nothing builds a separate gc-mcp-relay.
+  // Every part has its row: a folder under src/ or bridge/ that the parts table does not name
+  // is a part nobody can find (src/guestlink, src/sandbox and the reader's own folder were
+  // missing once).
+  void architectureHasAPartsRowForEverySourceFolder() {
+    const QString text = readSource(QStringLiteral("docs/architecture.md"));
+    const QString parts = section(text, QStringLiteral("## Parts and where they live"));
+    QVERIFY(!parts.isEmpty());
+    QStringList rows;
+    for (const QString& line : parts.split(QLatin1Char('\n')))
+      if (line.startsWith(QLatin1String("| ")))
+        rows << line;
+    QStringList missing;
+    for (const QString& top : {QStringLiteral("src"), QStringLiteral("bridge")}) {
+      const QDir dir(sourcePath(top));
+      for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+        const QString folder = QStringLiteral("`%1/%2/").arg(top, name);
+        const bool named =
+            std::any_of(rows.cbegin(), rows.cend(), [&](const QString& row) { return row.contains(folder); });
+        if (!named)
+          missing << top + QLatin1Char('/') + name;
+      }
+    }
+    QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QLatin1Char(' '))));
+  }
+
   void mcpPageSaysTheSubcommandIsWired() {
     const QString mcp = readSource(QStringLiteral("docs/mcp.md"));
     QVERIFY(mcp.contains(QStringLiteral("guest-console mcp")));

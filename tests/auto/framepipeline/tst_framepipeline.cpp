@@ -289,6 +289,7 @@ private slots:
   void moveSearchFindsNothingInNoise();
   void pipelineSendsCopiesOnlyOnceAllowed();
   void guestMovesAreSentWhenTheFrameShowsThem();
+  void presentedNamesTheGuestSerialThePanelShowed();
   void movesReadTheSharedReferenceWithoutCopyingIt_data();
   void movesReadTheSharedReferenceWithoutCopyingIt();
 };
@@ -1066,7 +1067,7 @@ void tst_FramePipeline::guestMovesAreSentWhenTheFrameShowsThem() {
       QVERIFY2(result.packet.size() < 8 * 1024, qPrintable(QString::number(result.packet.size())));
     }
   }
-  // Through the pipeline, as the console hands them on (RdpReader::guestMoves()).
+  // Through the pipeline, as the console hands them on (FrameUpdate::moves).
   FramePipeline pipeline;
   QImage canvas;
   int packets = 0;
@@ -1081,12 +1082,42 @@ void tst_FramePipeline::guestMovesAreSentWhenTheFrameShowsThem() {
   pipeline.setCopyRects(true);
   pipeline.submit(before, {all(before)});
   QTRY_COMPARE(packets, 1);
-  pipeline.noteGuestMoves({{real.from, real.to}});
-  pipeline.submit(after, {QRect(37, 5, 400, 300)});
+  pipeline.submit(after, {QRect(37, 5, 400, 300)}, {{real.from, real.to}});
   QTRY_COMPARE(packets, 2);
   QCOMPARE(copies, 1);
   QTRY_VERIFY(!pipeline.isEncoding());
   QTRY_COMPARE(differingPixels(canvas, after), 0);
+}
+
+// The panel's ack comes back as the guest serial of the frame its packet showed; frames
+// coalesced behind an unacked packet are shown by the next one, which reports the newest.
+void tst_FramePipeline::presentedNamesTheGuestSerialThePanelShowed() {
+  FramePipeline::Options options;
+  options.maxUnackedFrames = 1;
+  FramePipeline pipeline(options);
+  QList<quint32> ids;
+  connect(&pipeline, &FramePipeline::packetReady, this, [&](const QByteArray&, quint32 id) { ids << id; });
+  QSignalSpy presented(&pipeline, &FramePipeline::presented);
+  QImage frame(64, 48, QImage::Format_RGB32);
+  frame.fill(Qt::black);
+  pipeline.submit(frame, {frame.rect()}, {}, 5);
+  QTRY_COMPARE(ids.size(), 1);
+  QCOMPARE(presented.count(), 0); // sent is not shown
+  QImage second = frame.copy();
+  second.fill(Qt::white);
+  pipeline.submit(second, {QRect(0, 0, 8, 8)}, {}, 6);
+  QImage third = second.copy();
+  third.fill(Qt::red);
+  pipeline.submit(third, {QRect(8, 8, 8, 8)}, {}, 9); // coalesced with 6 behind the unacked packet
+  pipeline.acknowledge(ids.at(0));
+  QTRY_COMPARE(presented.count(), 1);
+  QCOMPARE(presented.at(0).at(0).toULongLong(), 5ull);
+  QTRY_COMPARE(ids.size(), 2);
+  pipeline.acknowledge(ids.at(1));
+  QTRY_COMPARE(presented.count(), 2);
+  QCOMPARE(presented.at(1).at(0).toULongLong(), 9ull);
+  pipeline.acknowledge(ids.at(1)); // again: nothing newer shown
+  QCOMPARE(presented.count(), 2);
 }
 
 // Issue 27.1: no per-frame full copies. A scroll frame's moves are kept pending on the

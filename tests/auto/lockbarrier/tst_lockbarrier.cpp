@@ -4,7 +4,7 @@
 // wire, at the guest. (Moved here from tst_console, which it never needed: issue 28.4.)
 #include "GuestProcess.h"
 #include "console/RdpInputSink.h"
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 #include "session/InputGate.h"
 #include "session/LockBarrier.h"
 #include "session/PhaseController.h"

@@ -1,9 +1,9 @@
 // RdpReader and the RDP reader process (issue 24 point 3: the part that parses the guest runs
 // in a process with nothing to steal; the console treats it as untrusted).
 #include "GuestProcess.h"
-#include "guestlink/RdpReader.h"
-#include "guestlink/ReaderWire.h"
-#include "sandbox/ReaderSandbox.h"
+#include "readerhost/RdpReader.h"
+#include "readerwire/ReaderWire.h"
+#include "readerwire/SandboxReport.h"
 #include "testguest/IdentityMarker.h"
 
 #include <QDir>
@@ -76,8 +76,8 @@ private slots:
     const auto status = procStatus(reader.pid());
     QCOMPARE(status.value(QStringLiteral("Seccomp")), QStringLiteral("2"));
     QCOMPARE(status.value(QStringLiteral("NoNewPrivs")), QStringLiteral("1"));
-    QVERIFY(reader.sandbox() & ReaderSandbox::SyscallFilter);
-    if (reader.sandbox() & ReaderSandbox::NetworkNamespace)
+    QVERIFY(reader.sandbox() & SandboxReport::SyscallFilter);
+    if (reader.sandbox() & SandboxReport::NetworkNamespace)
       QVERIFY(QFileInfo(QStringLiteral("/proc/%1/ns/net").arg(reader.pid())).symLinkTarget() !=
               QFileInfo(QStringLiteral("/proc/self/ns/net")).symLinkTarget());
     // What it holds: stdio, its end of the socketpair, and descriptors of its own making

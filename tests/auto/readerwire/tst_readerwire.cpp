@@ -1,6 +1,6 @@
 // ReaderWire: the one wire format between the console and its RDP reader (issue 24 point 3:
 // every message from the reader is untrusted; issue 28: one reader and one writer per wire).
-#include "guestlink/ReaderWire.h"
+#include "readerwire/ReaderWire.h"
 
 #include <QTest>
 #include <QtEndian>

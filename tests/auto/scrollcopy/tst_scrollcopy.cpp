@@ -6,7 +6,7 @@
 #include "GuestProcess.h"
 #include "bridge/frames/FramePipeline.h"
 #include "bridge/frames/FrameReader.h"
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 
 #include <QSignalSpy>
 #include <QTest>

@@ -1,11 +1,11 @@
 // SessionFrames: for tests that run RdpSession in-process, what the console does with the
-// reader's frames (guestlink/RdpReader): a lease at every frameReady, the changed pixels
+// reader's frames (readerhost/RdpReader): a lease at every frameReady, the changed pixels
 // copied into a frame pool, the lease returned, the frame handed out as a FrameUpdate.
 #pragma once
 
-#include "guestlink/DesktopFrames.h"
-#include "guestlink/ReaderTypes.h"
 #include "rdp/RdpSession.h"
+#include "readerhost/DesktopFrames.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QObject>
 

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "GuestProcess.h"
-#include "guestlink/ReaderTypes.h"
 #include "privacy/SecureBuffer.h"
 #include "rdp/RdpSession.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QImage>
 #include <QSignalSpy>

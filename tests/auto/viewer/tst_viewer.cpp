@@ -2,14 +2,13 @@
 // and a FramePipeline on loopback, fed a synthetic desktop carrying the identity marker.
 #include "bridge/frames/FramePacket.h"
 #include "bridge/frames/FramePipeline.h"
+#include "bridge/frames/FrameReader.h"
 #include "bridge/panel/PanelMessage.h"
 #include "bridge/panel/PanelServer.h"
 #include "testguest/IdentityMarker.h"
 #include "widgets/CapabilityReader.h"
 #include "widgets/ConsoleClient.h"
-#include "widgets/ConsoleMessage.h"
 #include "widgets/ConsoleView.h"
-#include "widgets/FrameUpdate.h"
 #include "widgets/InputCapture.h"
 #include "widgets/ScancodeMap.h"
 
@@ -625,7 +624,7 @@ private slots:
   void parsesConsoleMessagesStrictly() {
     QFETCH(QByteArray, text);
     QFETCH(bool, ok);
-    QCOMPARE(viewer::parseConsoleMessage(text).ok(), ok);
+    QCOMPARE(panel::parseConsoleMessage(text).ok(), ok);
   }
 
   void refusesMalformedFramePackets_data() {
@@ -648,7 +647,7 @@ private slots:
   }
   void refusesMalformedFramePackets() {
     QFETCH(QByteArray, packet);
-    QVERIFY(!viewer::FrameUpdate::parse(packet).ok());
+    QVERIFY(!FrameReader::parse(packet).ok());
   }
 
   void readsOnlyAWellFormedCapabilityLine_data() {

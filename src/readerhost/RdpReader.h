@@ -1,5 +1,6 @@
 // RdpReader: the console's handle on its RDP reader process (guest-console-rdp), the one
-// process that parses the guest's bytes. The console spawns it before the grant is consumed
+// process that parses the guest's bytes: the protocol client over the reader wire (the
+// process itself is ReaderProcess). The console spawns it before the grant is consumed
 // (so a machine that cannot run it refuses the run with nothing spent), connects the TCP
 // socket to the granted loopback port itself and hands it over, and then talks to it only in
 // ReaderWire messages. The reader holds nothing but that socket and the shared desktop
@@ -21,11 +22,12 @@
 #pragma once
 
 #include "common/Outcome.h"
-#include "guestlink/DesktopFrames.h"
-#include "guestlink/ReaderSocket.h"
-#include "guestlink/ReaderTypes.h"
-#include "guestlink/ReaderWire.h"
-#include "guestlink/SharedDesktop.h"
+#include "readerhost/DesktopFrames.h"
+#include "readerhost/ReaderProcess.h"
+#include "readerwire/ReaderSocket.h"
+#include "readerwire/ReaderTypes.h"
+#include "readerwire/ReaderWire.h"
+#include "readerwire/SharedDesktop.h"
 
 #include <QObject>
 #include <QSize>
@@ -52,9 +54,8 @@ public:
   };
   static QString stateName(State state);
 
-  // The reader executable: next to this one (a build tree's bin/), else the installed one
-  // (GC_READER_INSTALL_PATH); in test builds also the build tree's.
-  static QString defaultProgram();
+  // The reader executable (ReaderProcess::defaultProgram()).
+  static QString defaultProgram() { return ReaderProcess::defaultProgram(); }
 
   explicit RdpReader(QObject* parent = nullptr);
   ~RdpReader() override; // aborts
@@ -65,9 +66,9 @@ public:
   // memory cannot be had; RDP_READER_FAILED when it does not come up.
   Status spawn(QSize maxDesktop, const QString& program = defaultProgram(),
                std::chrono::milliseconds bound = std::chrono::seconds(20));
-  // What the reader applied of its sandbox (ReaderSandbox::Applied bits), after spawn().
+  // What the reader applied of its sandbox (SandboxReport::Applied bits), after spawn().
   quint32 sandbox() const { return m_sandbox; }
-  qint64 pid() const { return m_pid; }
+  qint64 pid() const { return m_process.pid(); }
 
   // The guest's certificate (SHA-256 of its DER, 32 bytes), learnt by the reader over a socket
   // the console connects: nothing but X.224 and the TLS handshake is sent. With a pin, a
@@ -101,8 +102,8 @@ public:
   void cancelGuestSync();
 
   // Frame pacing in the reader (rdp/FramePacer.h): the mode, and "the panel
-  // presented every frame up to FrameUpdate::serial `upto`" (the reader hears the lease
-  // that frame held). Fire and forget.
+  // presented every frame up to FrameUpdate::serial `upto`" (a frame's serial is the newest
+  // lease it holds). Fire and forget.
   void setPacing(PacingMode mode);
   void notePresented(quint64 upto);
 
@@ -136,13 +137,9 @@ public:
   // modes make the reader break the protocol or crash, and return at once.
   Outcome<QStringList> selfTest(quint8 mode, std::chrono::milliseconds bound = std::chrono::seconds(10));
 
-  // The guest's own moves (RDPGFX SurfaceToSurface, CacheToSurface) behind the frame being
-  // handed out, in order: read from a frameUpdated() receiver, for the panel encoder to send
-  // as copies when the frame shows them. Checked inside the desktop; at most
-  // kMaxGuestMoves (more: none, the frame's damage covers them).
+  // The guest's own moves kept behind one frame (FrameUpdate::moves); more: none, the
+  // frame's damage covers them.
   static constexpr int kMaxGuestMoves = 16;
-  // Each as (source area, target top-left).
-  QList<std::pair<QRect, QPoint>> guestMoves() const;
 
 signals:
   void connected(QSize desktop);
@@ -171,7 +168,7 @@ private:
   void presentUnchanged(quint64 lease); // pacing
   void presentUnchangedNow();
   void kill(bool graceful);
-  void reap(bool wait);
+  void noteExit(); // the process was reaped: its status joins m_exit
   Outcome<int> connectGuest(const QString& host, quint16 port, int timeoutMs) const;
 
   State m_state = State::Idle;
@@ -179,11 +176,9 @@ private:
   QSize m_maxDesktop;
   QSize m_size; // the desktop as the reader last described it
   int m_socket = -1;
-  qint64 m_pid = -1;
-  int m_pidfd = -1;
+  ReaderProcess m_process;
   quint32 m_sandbox = 0;
   std::unique_ptr<QSocketNotifier> m_notifier;
-  std::unique_ptr<QSocketNotifier> m_exitNotifier;
   std::deque<wire::FromReader> m_queued; // arrived while a blocking call waited
   bool m_dispatchPosted = false;
   quint32 m_nextId = 1;
@@ -193,13 +188,10 @@ private:
   DesktopFrames m_frames;
   QList<wire::SurfaceMove> m_pendingMoves; // since the last frame handed out
   bool m_movesOverflowed = false;
-  QList<wire::SurfaceMove> m_frameMoves; // behind the frame handed out last
   QTimer m_trim;
-  quint64 m_serial = 0;
 
-  // Pacing: FrameUpdate serial -> the last lease it holds, for frames not yet presented.
-  static constexpr std::size_t kMaxUnpresented = 64;
-  std::deque<std::pair<quint64, quint64>> m_leaseOfFrame;
+  // Pacing: a frame's serial is the newest lease it holds, so "presented" needs no table.
+  quint64 m_handedLease = 0; // the serial of the newest frame handed out
   quint64 m_presentedLease = 0;
   static constexpr std::chrono::milliseconds kUnchangedPresent{100};
   quint64 m_unchangedLease = 0; // the newest lease that changed nothing, not yet presented

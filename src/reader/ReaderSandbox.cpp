@@ -1,4 +1,4 @@
-#include "sandbox/ReaderSandbox.h"
+#include "reader/ReaderSandbox.h"
 
 #include "privacy/ResidueScrubber.h"
 
@@ -320,33 +320,33 @@ Outcome<quint32> ReaderSandbox::apply() {
   quint32 applied = 0;
   // Namespaces: best effort (a kernel or a container may forbid them).
   if (::unshare(CLONE_NEWUSER) == 0)
-    applied |= UserNamespace;
+    applied |= SandboxReport::UserNamespace;
   if (::unshare(CLONE_NEWNET) == 0)
-    applied |= NetworkNamespace;
+    applied |= SandboxReport::NetworkNamespace;
   if (::unshare(CLONE_NEWIPC | CLONE_NEWUTS) == 0)
-    applied |= IpcNamespace;
+    applied |= SandboxReport::IpcNamespace;
   // Its own mount namespace, owned by its own user namespace: what allows the chroot below.
   (void)::unshare(CLONE_NEWNS);
   // An empty, read-only root: /proc/self/fdinfo exists for every process and holds no file
   // anyone could open for writing (what Chromium's sandbox does).
   if (::chroot("/proc/self/fdinfo") == 0 && ::chdir("/") == 0)
-    applied |= EmptyRoot;
+    applied |= SandboxReport::EmptyRoot;
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return Failure{Refusal::RdpReaderFailed, QStringLiteral("PR_SET_NO_NEW_PRIVS failed")};
-  applied |= NoNewPrivileges;
+  applied |= SandboxReport::NoNewPrivileges;
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (!setLimit(RLIMIT_CORE, 0) || !setLimit(RLIMIT_NOFILE, kDescriptors))
     return Failure{Refusal::RdpReaderFailed, QStringLiteral("cannot set the resource limits")};
-  applied |= ResourceLimits;
+  applied |= SandboxReport::ResourceLimits;
   if (!kSanitized) {
     if (!setLimit(RLIMIT_AS, kAddressSpaceBytes))
       return Failure{Refusal::RdpReaderFailed, QStringLiteral("cannot limit the address space")};
-    applied |= AddressSpaceLimit;
+    applied |= SandboxReport::AddressSpaceLimit;
   }
   if (!installFilter())
     return Failure{Refusal::RdpReaderFailed, QStringLiteral("cannot install the system call filter")};
-  applied |= SyscallFilter;
+  applied |= SandboxReport::SyscallFilter;
   return applied;
 }
 

@@ -18,27 +18,14 @@
 #pragma once
 
 #include "common/Outcome.h"
+#include "readerwire/SandboxReport.h"
 
-#include <QString>
-#include <QStringList>
 #include <QtGlobal>
-
-#include <utility>
 
 namespace gc {
 
 class ReaderSandbox {
 public:
-  enum Applied : quint32 {
-    UserNamespace = 1u << 0,
-    NetworkNamespace = 1u << 1,
-    IpcNamespace = 1u << 2,
-    EmptyRoot = 1u << 3,
-    NoNewPrivileges = 1u << 4,
-    ResourceLimits = 1u << 5,
-    AddressSpaceLimit = 1u << 6,
-    SyscallFilter = 1u << 7,
-  };
   // The address space the reader may use in a release build (RLIMIT_AS).
   static constexpr quint64 kAddressSpaceBytes = quint64(3) << 30;
   // Descriptors the reader may hold (RLIMIT_NOFILE).
@@ -47,23 +34,10 @@ public:
   // Opens now what the reader needs later and could not open inside the sandbox (the
   // residue scrubber's /proc files; OpenSSL's configuration and providers).
   static Status prepare();
-  // Applies everything above. The namespaces are best effort (recorded in the result); the
-  // limits, no_new_privs and the syscall filter are required: a failure is RDP_READER_FAILED.
+  // Applies everything above; the result is SandboxReport::Applied bits. The namespaces are
+  // best effort (recorded in the result); the limits, no_new_privs and the syscall filter are
+  // required: a failure is RDP_READER_FAILED.
   static Outcome<quint32> apply();
-  // "user,net,ipc,root,no_new_privs,limits,as,seccomp" for the evidence (inline: the
-  // console names what the reader reported without linking the sandbox).
-  static QString describe(quint32 applied) {
-    QStringList parts;
-    const std::pair<Applied, const char*> names[] = {
-        {UserNamespace, "user"},   {NetworkNamespace, "net"},         {IpcNamespace, "ipc"},
-        {EmptyRoot, "root"},       {NoNewPrivileges, "no_new_privs"}, {ResourceLimits, "limits"},
-        {AddressSpaceLimit, "as"}, {SyscallFilter, "seccomp"},
-    };
-    for (const auto& [bit, name] : names)
-      if (applied & bit)
-        parts << QLatin1String(name);
-    return parts.join(QLatin1Char(','));
-  }
 };
 
 } // namespace gc

@@ -1,4 +1,4 @@
-#include "guestlink/DesktopFrames.h"
+#include "readerhost/DesktopFrames.h"
 
 #include "privacy/SecureZero.h"
 

@@ -1,5 +1,5 @@
 // ReaderService: the one object of the RDP reader process (guest-console-rdp), the process
-// that parses the guest's bytes. It reads the console's messages (guestlink/ReaderWire.h)
+// that parses the guest's bytes. It reads the console's messages (readerwire/ReaderWire.h)
 // from its end of a socketpair, runs the certificate probe and one RdpSession at a time over
 // the sockets the console hands it, writes the desktop into the shared desktop the console
 // gave it, and answers. It holds nothing else worth stealing: no libvirt, no MCP, no files,
@@ -9,9 +9,9 @@
 // Thread: the reader's main thread (its Qt event loop); RdpSession's worker posts to it.
 #pragma once
 
-#include "guestlink/ReaderWire.h"
-#include "guestlink/SharedDesktop.h"
 #include "rdp/DesktopSurface.h"
+#include "readerwire/ReaderWire.h"
+#include "readerwire/SharedDesktop.h"
 
 #include <QObject>
 #include <QSocketNotifier>

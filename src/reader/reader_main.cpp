@@ -1,17 +1,17 @@
 // guest-console-rdp: the RDP reader, the one process that parses the guest's bytes. The
 // console (guest-console open) spawns it with exactly three descriptors beside stdio:
-//   3  its end of a SOCK_SEQPACKET socketpair (guestlink/ReaderWire.h messages)
-//   4  the shared desktop (a sealed memfd, guestlink/SharedDesktop.h)
+//   3  its end of a SOCK_SEQPACKET socketpair (readerwire/ReaderWire.h messages)
+//   4  the shared desktop (a sealed memfd, readerwire/SharedDesktop.h)
 // and nothing in argv or the environment but the sanitizers' options. Before it reads any
 // byte of the guest it prepares what it will need and gives up the rest (ReaderSandbox);
 // then it serves the console until told to stop or until the console goes away.
 #include "common/Log.h"
-#include "guestlink/SharedDesktop.h"
 #include "privacy/ZeroingAllocator.h"
-#include "rdp/ReaderService.h"
-#include "rdp/ReaderWarmup.h"
 #include "rdp/WLogRouter.h"
-#include "sandbox/ReaderSandbox.h"
+#include "reader/ReaderSandbox.h"
+#include "reader/ReaderService.h"
+#include "reader/ReaderWarmup.h"
+#include "readerwire/SharedDesktop.h"
 
 #include <QCoreApplication>
 

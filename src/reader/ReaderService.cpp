@@ -1,8 +1,8 @@
-#include "rdp/ReaderService.h"
+#include "reader/ReaderService.h"
 
-#include "guestlink/ReaderSocket.h"
 #include "rdp/CertificateProbe.h"
 #include "rdp/RdpSession.h"
+#include "readerwire/ReaderSocket.h"
 
 #include <QCoreApplication>
 #include <QLoggingCategory>

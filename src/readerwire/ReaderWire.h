@@ -15,7 +15,7 @@
 #pragma once
 
 #include "common/Outcome.h"
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -189,7 +189,7 @@ struct SelfTest {
 struct Ready {
   static constexpr Type kType = Type::Ready;
   quint32 version = kVersion;
-  quint32 sandbox = 0; // ReaderSandbox::Applied bits
+  quint32 sandbox = 0; // SandboxReport::Applied bits
   template <typename F> void fields(F& f) { f(version, sandbox); }
 };
 struct ProbeDone {

@@ -16,12 +16,14 @@
 #include <QList>
 #include <QMap>
 #include <QMetaType>
+#include <QPoint>
 #include <QRect>
 #include <QSize>
 #include <QString>
 #include <QStringList>
 
 #include <chrono>
+#include <utility>
 
 namespace gc {
 
@@ -63,7 +65,14 @@ struct FrameUpdate {
   // frame only once every receiver has dropped it.
   QImage frame;
   QList<QRect> dirty; // what changed since the previous FrameUpdate, in desktop coordinates
-  quint64 serial = 0; // strictly increasing per session
+  // The guest's own moves behind this frame (RDPGFX SurfaceToSurface, CacheToSurface), in
+  // order, each as (source area, target top-left), inside the desktop; for the panel encoder
+  // to send as copies when the frame shows them. Empty when there were more than the reader
+  // keeps (the damage covers them).
+  QList<std::pair<QRect, QPoint>> moves;
+  // The guest's serial of this frame: the newest lease it holds, strictly increasing per
+  // session. "The panel presented it" goes back to the reader as this number.
+  quint64 serial = 0;
 };
 
 // "The pin is decided before any credential can be sent": how many PDUs the client wrote

@@ -1,10 +1,10 @@
-// The desktop as handed out of the RDP worker: a small pool of full-desktop frames that are
+// The desktop as the console hands it on: a small pool of full-desktop frames that are
 // reused, never reallocated per update.
 //
-// Threads: absorb() and resize() run on the RDP worker inside FreeRDP's EndPaint /
-// DesktopResize (the only place the GDI buffer may be read); take() runs on the main thread;
-// wipe() on any thread. One mutex (a leaf) guards the pool; the worker holds it only while it
-// copies the rectangles of one update.
+// Threads: absorb() and resize() run on the console's main thread while RdpReader holds a
+// lease on the shared desktop (the only time the reader process does not write it); take()
+// runs on the main thread too; wipe() on any thread. One mutex (a leaf) guards the pool; it
+// is held only while the rectangles of one lease are copied.
 //
 // Why a pool: a frame handed out (take()) is implicitly shared and immutable — the pipeline,
 // the encoder thread and the capture may hold it for a while. Detaching on the next write

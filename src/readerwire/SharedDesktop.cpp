@@ -1,5 +1,6 @@
-#include "guestlink/SharedDesktop.h"
+#include "readerwire/SharedDesktop.h"
 
+#include "common/SystemError.h"
 #include "privacy/SecureZero.h"
 
 #include <QString>
@@ -54,10 +55,10 @@ Outcome<SharedDesktop> SharedDesktop::create(qsizetype bytes) {
   d.m_fd = ::memfd_create("gc-desktop", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (d.m_fd < 0)
     return Failure{errno == EMFILE || errno == ENFILE ? Refusal::ResourceExhausted : Refusal::Internal,
-                   QStringLiteral("memfd_create: %1").arg(QString::fromLocal8Bit(std::strerror(errno)))};
+                   QStringLiteral("memfd_create: %1").arg(errnoText())};
   if (::ftruncate(d.m_fd, off_t(bytes)) != 0 || ::fcntl(d.m_fd, F_ADD_SEALS, kSeals) != 0)
-    return Failure{Refusal::ResourceExhausted, QStringLiteral("cannot size the shared desktop: %1")
-                                                   .arg(QString::fromLocal8Bit(std::strerror(errno)))};
+    return Failure{Refusal::ResourceExhausted,
+                   QStringLiteral("cannot size the shared desktop: %1").arg(errnoText())};
   d.m_bytes = mapShared(d.m_fd, bytes);
   if (!d.m_bytes)
     return Failure{Refusal::ResourceExhausted, QStringLiteral("cannot map the shared desktop")};

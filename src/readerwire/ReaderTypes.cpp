@@ -1,4 +1,4 @@
-#include "guestlink/ReaderTypes.h"
+#include "readerwire/ReaderTypes.h"
 
 #include <QJsonArray>
 

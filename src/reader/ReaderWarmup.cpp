@@ -1,4 +1,4 @@
-#include "rdp/ReaderWarmup.h"
+#include "reader/ReaderWarmup.h"
 
 #include "rdp/ClientBaseline.h"
 

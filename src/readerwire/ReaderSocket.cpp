@@ -1,5 +1,6 @@
-#include "guestlink/ReaderSocket.h"
+#include "readerwire/ReaderSocket.h"
 
+#include "common/SystemError.h"
 #include "privacy/SecureZero.h"
 
 #include <QString>
@@ -16,7 +17,7 @@ Outcome<ReaderSocket::Pair> ReaderSocket::pair() {
   int fds[2] = {-1, -1};
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
     return Failure{errno == EMFILE || errno == ENFILE ? Refusal::ResourceExhausted : Refusal::Internal,
-                   QStringLiteral("socketpair: %1").arg(QString::fromLocal8Bit(std::strerror(errno)))};
+                   QStringLiteral("socketpair: %1").arg(errnoText())};
   return Pair{fds[0], fds[1]};
 }
 
@@ -40,8 +41,8 @@ Status ReaderSocket::send(int socket, QByteArrayView datagram, int passFd) {
     n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   if (n != ssize_t(datagram.size()))
-    return Status(Refusal::RdpReaderFailed, QStringLiteral("cannot write to the RDP reader: %1")
-                                                .arg(QString::fromLocal8Bit(std::strerror(errno))));
+    return Status(Refusal::RdpReaderFailed,
+                  QStringLiteral("cannot write to the RDP reader: %1").arg(errnoText()));
   return success();
 }
 

@@ -1,29 +1,22 @@
-#include "guestlink/RdpReader.h"
+#include "readerhost/RdpReader.h"
 
+#include "common/StateTable.h"
+#include "common/SystemError.h"
 #include "privacy/SecureZero.h"
-#include "sandbox/ReaderSandbox.h"
+#include "readerwire/SandboxReport.h"
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFile>
-#include <QFileInfo>
 #include <QLoggingCategory>
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace gc {
 
@@ -40,28 +33,7 @@ constexpr int kMaxSide = 8192;
 // A descriptor at or above this is never one of the reader's fixed numbers (3, 4).
 constexpr int kHighFd = 10;
 
-constexpr quint32 kRequiredSandbox = ReaderSandbox::NoNewPrivileges | ReaderSandbox::SyscallFilter;
-
-QString errnoText() {
-  return QString::fromLocal8Bit(std::strerror(errno));
-}
-
-// The sanitizers' options pass to the reader (diagnostics, not secrets); nothing else of the
-// console's environment does. LeakSanitizer cannot run inside the reader's sandbox (it needs
-// ptrace and /proc at exit): the reader's leaks are checked where RdpSession runs in-process.
-std::vector<QByteArray> readerEnvironment() {
-  // FreeRDP derives its default configuration path from HOME and refuses to create a context
-  // without one; the reader's is a directory that does not exist (it may open nothing anyway).
-  std::vector<QByteArray> env{QByteArrayLiteral("HOME=/nonexistent/guest-console-rdp")};
-  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-    QByteArray value = qgetenv(name);
-    if (QByteArrayView(name) == QByteArrayView("ASAN_OPTIONS"))
-      value += value.isEmpty() ? "detect_leaks=0" : ":detect_leaks=0";
-    if (!value.isEmpty())
-      env.push_back(QByteArray(name) + '=' + value);
-  }
-  return env;
-}
+constexpr quint32 kRequiredSandbox = SandboxReport::kRequired;
 
 bool insideDesktop(const QRect& r, QSize size) {
   return !r.isEmpty() && QRect(QPoint(0, 0), size).contains(r);
@@ -69,35 +41,28 @@ bool insideDesktop(const QRect& r, QSize size) {
 
 } // namespace
 
-QString RdpReader::stateName(State state) {
-  switch (state) {
-  case State::Idle:
-    return QStringLiteral("idle");
-  case State::Ready:
-    return QStringLiteral("ready");
-  case State::Connecting:
-    return QStringLiteral("connecting");
-  case State::Connected:
-    return QStringLiteral("connected");
-  case State::Finished:
-    return QStringLiteral("finished");
-  }
-  return {};
-}
+namespace {
+using S = RdpReader::State;
+// Back to Ready after a session failed or was lost (the reader serves another attempt);
+// Finished from anywhere, for good.
+constexpr auto kStates =
+    makeStateTable<S>({"idle", "ready", "connecting", "connected", "finished"},
+                      {
+                          {S::Idle, S::Ready, "spawned, its sandbox applied"},
+                          {S::Ready, S::Connecting, "start(): the guest's socket handed over"},
+                          {S::Connecting, S::Connected, "the session is up"},
+                          {S::Connecting, S::Ready, "the session failed: another attempt may follow"},
+                          {S::Connected, S::Ready, "the session was lost"},
+                          {S::Idle, S::Finished, "spawn failed"},
+                          {S::Ready, S::Finished, "aborted, died or broke the protocol"},
+                          {S::Connecting, S::Finished, "aborted, died or broke the protocol"},
+                          {S::Connected, S::Finished, "aborted, died or broke the protocol"},
+                          {S::Finished, S::Finished, "ending again is a no-op"},
+                      });
+} // namespace
 
-QString RdpReader::defaultProgram() {
-  const QString beside =
-      QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("guest-console-rdp"));
-  QStringList candidates{beside, QStringLiteral(GC_READER_INSTALL_PATH)};
-#ifdef GC_READER_BUILD_PATH
-  candidates << QStringLiteral(GC_READER_BUILD_PATH);
-#endif
-  for (const QString& c : candidates) {
-    const QFileInfo info(c);
-    if (info.isFile() && info.isExecutable())
-      return info.absoluteFilePath();
-  }
-  return QStringLiteral(GC_READER_INSTALL_PATH);
+QString RdpReader::stateName(State state) {
+  return kStates.name(state);
 }
 
 RdpReader::RdpReader(QObject* parent) : QObject(parent) {
@@ -108,21 +73,20 @@ RdpReader::RdpReader(QObject* parent) : QObject(parent) {
   connect(&m_unchangedTimer, &QTimer::timeout, this, &RdpReader::presentUnchangedNow);
   m_trim.setInterval(1000);
   connect(&m_trim, &QTimer::timeout, this, [this] { m_frames.trimIdle(); });
+  connect(&m_process, &ReaderProcess::exited, this, [this] {
+    noteExit();
+    if (m_state != State::Finished)
+      breach(QStringLiteral("the RDP reader exited (%1)").arg(m_exit));
+  });
 }
 
 RdpReader::~RdpReader() {
   abort();
 }
 
-// Idle -> Ready (spawned) -> Connecting -> Connected; back to Ready after a session failed or
-// was lost (the reader serves another attempt); Finished from anywhere, for good.
 bool RdpReader::setState(State to) {
   const State from = m_state;
-  const bool legal = to == State::Finished || (from == State::Idle && to == State::Ready) ||
-                     (from == State::Ready && to == State::Connecting) ||
-                     (from == State::Connecting && (to == State::Connected || to == State::Ready)) ||
-                     (from == State::Connected && to == State::Ready);
-  if (!legal) {
+  if (!kStates.allows(from, to)) {
     qCWarning(lcReader).noquote() << "RdpReader: refused state change" << stateName(from) << "->"
                                   << stateName(to);
     return false;
@@ -167,54 +131,11 @@ Status RdpReader::spawn(QSize maxDesktop, const QString& program, std::chrono::m
     return fail(Refusal::ResourceExhausted,
                 QStringLiteral("no descriptor for the RDP reader: %1").arg(errnoText()));
 
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  // stdin and stdout: /dev/null, read-only both (the reader writes nowhere but stderr; the
-  // console opens no file for writing that it does not account for).
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, readerEnd, 3);
-  posix_spawn_file_actions_adddup2(&actions, memfd, 4);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 5);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const QByteArray path = QFile::encodeName(program);
-  std::vector<QByteArray> env = readerEnvironment();
-  std::vector<char*> envp;
-  for (QByteArray& e : env)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
-  char* argv[] = {const_cast<char*>(path.constData()), nullptr};
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, path.constData(), &actions, &attr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    errno = rc;
-    return fail(rc == EAGAIN || rc == ENOMEM || rc == EMFILE ? Refusal::ResourceExhausted
-                                                             : Refusal::RdpReaderFailed,
-                QStringLiteral("cannot start the RDP reader %1: %2").arg(program, errnoText()));
-  }
+  const Status started = m_process.start(program, readerEnd, memfd);
+  if (!started.ok())
+    return fail(started.code(), started.failure().message);
   ::close(readerEnd);
   ::close(memfd);
-  m_pid = pid;
-  m_pidfd = int(::syscall(SYS_pidfd_open, pid, 0));
-  if (m_pidfd >= 0) {
-    m_exitNotifier = std::make_unique<QSocketNotifier>(m_pidfd, QSocketNotifier::Read);
-    connect(m_exitNotifier.get(), &QSocketNotifier::activated, this, [this] {
-      m_exitNotifier->setEnabled(false);
-      reap(false);
-      if (m_state != State::Finished)
-        breach(QStringLiteral("the RDP reader exited (%1)").arg(m_exit));
-    });
-  }
 
   const Outcome<wire::FromReader> ready = awaitReply(wire::Type::Ready, bound);
   if (!ready.ok()) {
@@ -337,7 +258,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
     return;
   }
   m_sessionStarted = true;
-  m_leaseOfFrame.clear(); // the pacing counts a new session's leases
+  m_handedLease = 0; // the pacing counts a new session's leases
   m_presentedLease = 0;
   m_unchangedLease = 0;
   setState(State::Connecting);
@@ -566,41 +487,28 @@ void RdpReader::onLeased(const wire::Leased& leased) {
 // it is presented with the newest frame handed out, or, when that one was presented, after
 // kUnchangedPresent (coalesced), so a static screen is not re-sent as fast as the guest can.
 void RdpReader::presentUnchanged(quint64 lease) {
-  if (!m_leaseOfFrame.empty()) {
-    m_leaseOfFrame.back().second = lease;
-    return;
-  }
   m_unchangedLease = std::max(m_unchangedLease, lease);
-  if (!m_unchangedTimer.isActive())
+  if (m_handedLease <= m_presentedLease && !m_unchangedTimer.isActive())
     m_unchangedTimer.start();
 }
 
 void RdpReader::presentUnchangedNow() {
-  if (m_unchangedLease > m_presentedLease && m_leaseOfFrame.empty() && m_state == State::Connected) {
-    m_presentedLease = m_unchangedLease;
-    (void)sendToReader(wire::Presented{m_presentedLease});
-  }
-}
-
-QList<std::pair<QRect, QPoint>> RdpReader::guestMoves() const {
-  QList<std::pair<QRect, QPoint>> out;
-  out.reserve(m_frameMoves.size());
-  for (const wire::SurfaceMove& m : m_frameMoves)
-    out.append({m.source, m.target});
-  return out;
+  if (m_handedLease <= m_presentedLease && m_state == State::Connected)
+    notePresented(m_unchangedLease);
 }
 
 void RdpReader::handOutFrame() {
   DesktopFrames::Taken taken = m_frames.take();
   // A resize reached the console already (Resized, before any frame of the new size).
   if (!taken.frame.isNull()) {
-    // The pacing's account: this frame holds every lease up to the last one absorbed.
-    m_leaseOfFrame.emplace_back(m_serial + 1, m_lastSerial);
-    if (m_leaseOfFrame.size() > kMaxUnpresented)
-      m_leaseOfFrame.pop_front();
-    m_frameMoves = std::exchange(m_pendingMoves, {});
+    // The frame holds every lease up to the last one absorbed: that is its serial.
+    m_handedLease = m_lastSerial;
+    FrameUpdate update{std::move(taken.frame), std::move(taken.dirty), {}, m_lastSerial};
+    update.moves.reserve(m_pendingMoves.size());
+    for (const wire::SurfaceMove& m : std::exchange(m_pendingMoves, {}))
+      update.moves.append({m.source, m.target});
     m_movesOverflowed = false;
-    emit frameUpdated(FrameUpdate{std::move(taken.frame), std::move(taken.dirty), ++m_serial});
+    emit frameUpdated(update);
   }
 }
 
@@ -731,14 +639,12 @@ void RdpReader::setPacing(PacingMode mode) {
 }
 
 void RdpReader::notePresented(quint64 upto) {
-  quint64 lease = 0;
-  while (!m_leaseOfFrame.empty() && m_leaseOfFrame.front().first <= upto) {
-    lease = m_leaseOfFrame.front().second;
-    m_leaseOfFrame.pop_front();
-  }
-  if (lease > m_presentedLease && m_state == State::Connected) {
-    m_presentedLease = lease;
-    (void)sendToReader(wire::Presented{lease});
+  // Leases that changed nothing after the newest frame handed out are shown with it.
+  if (upto >= m_handedLease)
+    upto = std::max(upto, m_unchangedLease);
+  if (upto > m_presentedLease && upto <= m_lastSerial && m_state == State::Connected) {
+    m_presentedLease = upto;
+    (void)sendToReader(wire::Presented{upto});
   }
 }
 
@@ -814,29 +720,11 @@ void RdpReader::kill(bool graceful) {
     ::close(m_socket);
     m_socket = -1;
   }
-  if (m_pid > 0) {
-    // After Closed it exits by itself: it gets kExitBound, then SIGKILL. A reader that broke
-    // the rules gets SIGKILL at once.
-    QElapsedTimer clock;
-    clock.start();
-    while (graceful && m_pid > 0 && clock.elapsed() < kExitBound.count()) {
-      if (m_pidfd >= 0) {
-        pollfd p{m_pidfd, POLLIN, 0};
-        ::poll(&p, 1, int(kExitBound.count() - clock.elapsed()));
-      }
-      reap(false);
-      if (m_pidfd < 0)
-        break;
-    }
-    if (m_pid > 0) {
-      ::kill(pid_t(m_pid), SIGKILL);
-      reap(true);
-    }
-  }
-  m_exitNotifier.reset();
-  if (m_pidfd >= 0) {
-    ::close(m_pidfd);
-    m_pidfd = -1;
+  // After Closed it exits by itself: it gets kExitBound, then SIGKILL. A reader that broke
+  // the rules gets SIGKILL at once.
+  if (m_process.running()) {
+    m_process.stop(graceful, kExitBound);
+    noteExit();
   }
   m_trim.stop();
   m_unchangedTimer.stop();
@@ -844,17 +732,8 @@ void RdpReader::kill(bool graceful) {
   m_desktop.wipe(); // guest pixels
 }
 
-void RdpReader::reap(bool wait) {
-  if (m_pid <= 0)
-    return;
-  int status = 0;
-  const pid_t r = ::waitpid(pid_t(m_pid), &status, wait ? 0 : WNOHANG);
-  if (r != pid_t(m_pid))
-    return;
-  m_pid = -1;
-  const QString how = WIFEXITED(status)     ? QStringLiteral("exit %1").arg(WEXITSTATUS(status))
-                      : WIFSIGNALED(status) ? QStringLiteral("signal %1").arg(WTERMSIG(status))
-                                            : QStringLiteral("status %1").arg(status);
+void RdpReader::noteExit() {
+  const QString how = m_process.exitStatus();
   m_exit = m_exit.isEmpty() ? how : QStringLiteral("%1 (%2)").arg(m_exit, how);
 }
 

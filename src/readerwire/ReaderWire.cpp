@@ -1,4 +1,4 @@
-#include "guestlink/ReaderWire.h"
+#include "readerwire/ReaderWire.h"
 
 #include <QtEndian>
 
