@@ -16,6 +16,7 @@
 #include <freerdp/codec/color.h>
 #include <freerdp/codec/nsc.h>
 #include <winpr/stream.h>
+#include <winpr/wlog.h>
 
 #include <array>
 #include <cstdint>
@@ -84,6 +85,9 @@ Q_DECLARE_METATYPE(Streams)
 class tst_RdpCodecClear : public QObject {
   Q_OBJECT
 private slots:
+  // FreeRDP warns at every V-bar hit on an empty slot, which MS-RDPEGFX 4.1.1.3 makes on purpose.
+  void initTestCase() { WLog_SetLogLevel(WLog_GetRoot(), WLOG_ERROR); }
+
   void decodesEveryLayerLikeFreeRdp_data() {
     QTest::addColumn<uint>("w");
     QTest::addColumn<uint>("h");
@@ -558,6 +562,12 @@ private slots:
     for (const auto& run : spec::clearResidualExample())
       runs.run(run[0], run[1], run[2], run[3]);
     seed({{12, 1, clearStream(0, 0, &runs.b, nullptr, nullptr)}});
+    // Hostile: a 2-pixel band from the last row of an 80 x 80 bitmap. Refused here; FreeRDP
+    // 3.10.3 bounds rows with > rather than >= and writes one row past the surface it was given
+    // (the fuzzer's guard page catches it: a FreeRDP fault, counted as such).
+    Band past(0, 0, 79, 80, 1, 2, 3);
+    past.shortMiss(0, bgrRun(2, 6));
+    seed({{80, 80, clearStream(0, 0, nullptr, &past.b, nullptr)}});
 
     int m = 0;
     auto nscSeed = [&](uint32_t w, uint32_t h, const Bytes& stream) {
