@@ -92,6 +92,12 @@ protected:
       return "FreeRDP too lenient: an empty subcodec rectangle with bytes, or of NSCodec or RLEX, which "
              "cannot "
              "be empty (MS-RDPEGFX 2.2.4.1.1.3.1: bitmapDataByteCount MUST NOT exceed 3 x width x height)";
+    // clear_decompress reads a composite payload after a glyph hit when 12 bytes follow, and
+    // ignores fewer.
+    if (rule == "bytes after a glyph hit")
+      return "FreeRDP too lenient: bytes after a glyph hit (MS-RDPEGFX 2.2.4.1: with "
+             "CLEARCODEC_FLAG_GLYPH_HIT "
+             "the compositePayload MUST NOT be present)";
     if (rule == "glyph larger than 1024 pixels")
       return "FreeRDP too lenient: a glyph index on a bitmap of more than 1024 pixels, which FreeRDP stores "
              "up "
