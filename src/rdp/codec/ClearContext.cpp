@@ -336,11 +336,13 @@ Checked<Ok> ClearContext::decode(std::span<const uint8_t> stream, const Pixels& 
     if (flags & kGlyphHit) {
       if (s.glyphWidth[glyphIndex] == 0)
         return bad("glyph hit on an empty glyph entry");
-      if (s.glyphWidth[glyphIndex] != out.width || s.glyphHeight[glyphIndex] != out.height)
-        return bad("glyph hit of another size than the glyph stored");
+      // The storage holds the glyph's pixels with no implied dimensions (MS-RDPEGFX 4.1.1.5): a
+      // hit lays them out in its own rectangle, which must hold exactly that many.
+      if (uint64_t(s.glyphWidth[glyphIndex]) * s.glyphHeight[glyphIndex] != area)
+        return bad("glyph hit of another pixel count than the glyph stored");
       if (!r.atEnd())
         return bad("bytes after a glyph hit");
-      const uint8_t* g = s.glyph(glyphIndex);
+      const uint8_t* g = s.glyph(glyphIndex); // row-major as stored, read in the hit's rows
       for (uint32_t y = 0; y < out.height; ++y)
         for (uint32_t x = 0; x < out.width; ++x, g += 3)
           putPixel(out.at(x, y), g[0], g[1], g[2]);
@@ -505,8 +507,14 @@ Checked<Ok> ClearContext::subcodecs(std::span<const uint8_t> bytes, const Pixels
     uint8_t id = 0;
     if (!r.u16le(x) || !r.u16le(y) || !r.u16le(w) || !r.u16le(h) || !r.u32le(count) || !r.u8(id))
       return bad("subcodec header cut short");
-    if (w == 0 || h == 0)
-      return bad("empty subcodec rectangle");
+    if (w == 0 || h == 0) {
+      // An empty rectangle holds no bytes (bitmapDataByteCount MUST NOT exceed 3 x width x height,
+      // MS-RDPEGFX 2.2.4.1.1.3.1): only uncompressed data is that empty, and it draws nothing. It
+      // still lies inside the bitmap.
+      if (id != 0 || count != 0 || uint64_t(x) + w > out.width || uint64_t(y) + h > out.height)
+        return bad("empty subcodec rectangle");
+      continue;
+    }
     if (!out.contains(x, y, w, h))
       return bad("subcodec rectangle outside the bitmap");
     std::span<const uint8_t> data;

@@ -8,7 +8,8 @@
 // - each layer is read from exactly the bytes its header gives it, and the three counts add up
 //   to the stream;
 // - a glyph is at most 1024 pixels (what the glyph index is for), and a glyph hit must name an
-//   entry stored with the same width and height: the hit copies exactly what was stored;
+//   entry stored with as many pixels as the hit's rectangle (the storage keeps pixels, not a
+//   shape: MS-RDPEGFX 4.1.1.5): the hit copies exactly what was stored;
 // - cache indices are within the storages' sizes by construction (14 and 15 bits), and every
 //   entry is a fixed slot of the storage, so a hit reads guest pixels or zeros, never anything
 //   else. Like FreeRDP, a V-bar hit of another height than stored uses the slot's first pixels

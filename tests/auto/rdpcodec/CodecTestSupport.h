@@ -182,5 +182,10 @@ inline bool writeSeed(const QString& dir, const char* target, const QString& nam
 inline void appendMessage(Bytes& input, std::span<const uint8_t> message) {
   input.u16(unsigned(message.size())).bytes(message);
 }
+// fuzz_clear's messages: width - 1, height - 1, then as appendMessage.
+inline void appendSizedMessage(Bytes& input, uint32_t w, uint32_t h, std::span<const uint8_t> message) {
+  input.u8(w - 1).u8(h - 1);
+  appendMessage(input, message);
+}
 
 } // namespace codectest

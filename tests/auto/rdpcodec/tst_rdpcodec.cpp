@@ -236,6 +236,56 @@ private slots:
     QVERIFY(img.guardIntact());
   }
 
+  // Seeds for fuzz_alpha (width - 1, height - 1, x, y, surface ARGB, stream) and
+  // fuzz_uncompressed (kind, width - 1, height - 1, then x, y, formats and the pixels, or the
+  // depth index and the rows).
+  void writesFuzzSeeds() {
+    QString dir;
+    if (!seedDirectory(dir))
+      QSKIP("GC_CODEC_SEED_DIR not set");
+    int n = 0;
+    auto alphaSeed = [&](uint32_t w, uint32_t h, uint32_t x, uint32_t y, bool argb, const Bytes& stream) {
+      Bytes b;
+      b.u8(w - 1).u8(h - 1).u8(x).u8(y).u8(argb ? 1 : 0).bytes(stream);
+      QVERIFY(writeSeed(dir, "alpha", QStringLiteral("seed-%1").arg(n++, 2, 10, QLatin1Char('0')), b.span()));
+    };
+    Bytes raw;
+    raw.u16(AlphaDecoder::kSignature).u16(0);
+    for (int i = 0; i < 15; ++i)
+      raw.u8(i * 17);
+    alphaSeed(5, 3, 0, 0, true, raw);
+    alphaSeed(5, 3, 7, 9, false, raw);
+    alphaSeed(5, 3, 2, 40, true, alphaRuns({{0x10, 7}, {0x20, 0}, {0x30, 8}}));
+    alphaSeed(40, 10, 3, 1, true, alphaRuns({{0xAA, 399}, {0xBB, 1}}));
+    alphaSeed(48, 48, 16, 16, true, alphaRuns({{0x01, 1000}, {0x80, 48 * 48 - 1000}}));
+
+    int m = 0;
+    auto uncompressedSeed = [&](const Bytes& b) {
+      QVERIFY(writeSeed(dir, "uncompressed", QStringLiteral("seed-%1").arg(m++, 2, 10, QLatin1Char('0')),
+                        b.span()));
+    };
+    for (uint8_t formats = 0; formats < 4; ++formats) {
+      const auto picture = makePicture(7, 5, Pattern::Noise, formats);
+      Bytes b;
+      b.u8(0).u8(7 - 1).u8(5 - 1).u8(3 + formats).u8(11).u8(formats).bytes(picture);
+      uncompressedSeed(b);
+    }
+    const uint32_t depths[4] = {15, 16, 24, 32};
+    for (uint8_t d = 0; d < 4; ++d)
+      for (bool padded : {false, true}) {
+        const uint32_t w = 5, h = 3;
+        const size_t row = Uncompressed::bitmapRowBytes(w, depths[d], padded);
+        if (padded && row == Uncompressed::bitmapRowBytes(w, depths[d], false))
+          continue;
+        std::mt19937 rng(d * 2 + padded);
+        Bytes b;
+        b.u8(1).u8(w - 1).u8(h - 1).u8(d);
+        for (size_t i = 0; i < row * h; ++i)
+          b.u8(uint8_t(rng()));
+        uncompressedSeed(b);
+      }
+  }
+
   void checksRdpgfxSizesWithoutPixels() {
     QVERIFY(!gc::front::isViolation(Uncompressed::checkGfx(8 * 2 * 4, 0x20, 8, 2)));
     QVERIFY(gc::front::isViolation(Uncompressed::checkGfx(8 * 2 * 4, 0x20, 8, 3)));

@@ -4,6 +4,7 @@
 #include "rdp/codec/PlanarDecoder.h"
 #include "tests/auto/rdpcodec/CodecTestSupport.h"
 #include "tests/auto/rdpcodec/PlanarSpecEncoder.h"
+#include "tests/auto/rdpcodec/SpecVectors.h"
 
 #include <QTest>
 
@@ -92,6 +93,15 @@ QString compareWithFreeRdp(const std::vector<uint8_t>& stream, uint32_t w, uint3
         return QStringLiteral("not lossless: ") + lossless;
   }
   return {};
+}
+
+// MS-RDPEGDI 3.1.9.2's examples as a whole stream: RLE, no alpha, RGB, the example's segments
+// as each of the three planes (so every pixel is grey: B = G = R = the plane's value).
+std::vector<uint8_t> specStream(const std::vector<uint8_t>& plane) {
+  std::vector<uint8_t> s{0x30}; // RLE | NA, colour loss level 0
+  for (int i = 0; i < 3; ++i)
+    s.insert(s.end(), plane.begin(), plane.end());
+  return s;
 }
 
 } // namespace
@@ -208,6 +218,35 @@ private slots:
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
   }
 
+  // MS-RDPEGDI 3.1.9.2's annotated segments (tests/auto/rdpcodec/SpecVectors.h): decoded to the
+  // values the section gives, and as FreeRDP 3.10.3 decodes them.
+  void decodesTheSpecificationsRleExamples_data() {
+    QTest::addColumn<uint>("w");
+    QTest::addColumn<uint>("h");
+    QTest::addColumn<QByteArray>("stream");
+    QTest::addColumn<QByteArray>("values"); // row-major, one per pixel
+    QTest::newRow("MS-RDPEGDI 3.1.9.2 segments")
+        << 12u << 1u << toQByteArray(specStream(codectest::spec::planarRleExampleEncoded()))
+        << toQByteArray(codectest::spec::planarRleExamplePlain());
+    QTest::newRow("MS-RDPEGDI 3.1.9.2 deltas")
+        << 6u << 3u << toQByteArray(specStream(codectest::spec::planarDeltaExampleEncoded()))
+        << toQByteArray(codectest::spec::planarDeltaExamplePlain());
+  }
+  void decodesTheSpecificationsRleExamples() {
+    QFETCH(uint, w);
+    QFETCH(uint, h);
+    QFETCH(QByteArray, stream);
+    QFETCH(QByteArray, values);
+    const std::vector<uint8_t> s(stream.begin(), stream.end());
+    const Decoded mine = ours(s, w, h, {});
+    QVERIFY2(mine.ok, mine.rule.c_str());
+    for (uint32_t i = 0; i < w * h; ++i)
+      for (int c = 0; c < 3; ++c)
+        QCOMPARE(mine.pixels[size_t(i) * 4 + size_t(c)], uint8_t(values[qsizetype(i)]));
+    const QString problem = compareWithFreeRdp(s, w, h, false, false);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+  }
+
   void acceptsARawStreamWithoutItsPadByte() {
     const auto picture = makePicture(7, 5, Pattern::Noise);
     PlanarFlags f;
@@ -320,6 +359,8 @@ private slots:
     PlanarFlags raw;
     raw.na = true;
     seed(5, 3, 0, encodePlanar(makePicture(5, 3, Pattern::Noise), 5, 3, raw));
+    seed(12, 1, 0, specStream(codectest::spec::planarRleExampleEncoded()));
+    seed(6, 3, 1, specStream(codectest::spec::planarDeltaExampleEncoded()));
   }
 
   // The attack: a YCoCg + RLE stream for more pixels than the bitmap. FreeRDP 3.10.3
