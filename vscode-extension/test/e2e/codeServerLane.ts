@@ -338,7 +338,7 @@ export class CodeServerLane {
    * the panel's webview once it shows SETUP.
    */
   async openGrant(grantPath: string, signIn: SignIn, setupTimeoutMs = UI_STEP_MS): Promise<Frame> {
-    await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+    await this.focusWorkbench();
     await this.palette('Guest Console: Open for Grant');
     await this.pickFile(grantPath);
     this.stamp('grant picked');
@@ -357,13 +357,81 @@ export class CodeServerLane {
   }
 
   /** Waits until the panel shows one of `phases`; resolves with the one shown. */
-  async phaseShown(phases: string | readonly string[], timeout = UI_STEP_MS): Promise<string> {
+  async phaseShown(phases: string | readonly string[], timeout = UI_STEP_MS, frame: Frame = this.webview): Promise<string> {
     const want = typeof phases === 'string' ? [phases] : [...phases];
-    const handle = await this.webview.waitForFunction((ps) => {
+    const handle = await frame.waitForFunction((ps) => {
       const p = document.getElementById('phase')?.dataset['phase'] ?? '';
       return ps.includes(p) ? p : false;
     }, want, { timeout });
     return String(await handle.jsonValue());
+  }
+
+  /** The panel webview whose document has this title (the grant's panel title). */
+  async panelFrame(title: string): Promise<Frame> {
+    return waitFor(
+      async () => {
+        for (const outer of await this.page.locator('iframe.webview').elementHandles()) {
+          const outerFrame = await outer.contentFrame();
+          const inner = await outerFrame?.$('#active-frame');
+          const frame = await inner?.contentFrame();
+          if (frame && (await frame.title().catch(() => '')) === title) return frame;
+        }
+        return undefined;
+      },
+      UI_STEP_MS,
+      `the panel titled ${title}`,
+    );
+  }
+
+  /** Moves the keyboard off any webview onto the workbench (a click on an editor tab, else the editor area). */
+  async focusWorkbench(tabLabel?: string): Promise<void> {
+    const tab = tabLabel ? this.tab(tabLabel) : this.page.locator('.tabs-container .tab.active').first();
+    if ((await tab.count()) > 0) await tab.click();
+    else await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+  }
+
+  /** An editor tab by (a part of) its title. */
+  tab(label: string): ReturnType<Page['locator']> {
+    return this.page.locator('.tabs-container .tab', { hasText: label }).first();
+  }
+
+  async tabLabels(): Promise<string[]> {
+    return (await this.page.locator('.tabs-container .tab .label-name').allInnerTexts()).map((t) => t.trim());
+  }
+
+  /** The extension's status bar item. */
+  statusItem(): ReturnType<Page['locator']> {
+    return this.page.locator('.statusbar-item[id$="guestConsole.run"]');
+  }
+
+  /** Waits for a notification toast whose message matches; resolves with it and its text. */
+  async notification(match: RegExp, timeout = UI_STEP_MS): Promise<{ toast: ReturnType<Page['locator']>; message: string; buttons: string[] }> {
+    const toasts = this.page.locator('.notifications-toasts .notification-toast');
+    const found = await waitFor(
+      async () => {
+        for (const toast of await toasts.all()) {
+          const message = (await toast.locator('.notification-list-item-message').innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+          if (match.test(message)) return { toast, message };
+        }
+        return undefined;
+      },
+      timeout,
+      `a notification matching ${match}`,
+    );
+    const buttons = (await found.toast.locator('.notification-list-item-buttons-container .monaco-button').allInnerTexts()).map((b) => b.trim());
+    return { ...found, buttons };
+  }
+
+  /** Every notification message shown so far (toasts and the notification center's list). */
+  async notificationTexts(): Promise<string[]> {
+    return (await this.page.locator('.notification-list-item-message').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  }
+
+  /** Rewrites the user settings with these keys changed (VS Code picks the file up by itself). */
+  async updateSettings(changes: Record<string, unknown>): Promise<void> {
+    const file = path.join(this.o.root, 'user-data', 'User', 'settings.json');
+    const now = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+    await fs.writeFile(file, JSON.stringify({ ...now, ...changes }, null, 2));
   }
 }
 
