@@ -95,7 +95,7 @@ export class ScaleControl {
     this.canvas.style.height = `${height * scale}px`;
     this.canvas.style.imageRendering = Math.abs(scale * this.dpr() - 1) < 1e-6 ? 'pixelated' : 'auto';
     const percent = Math.round(scale * this.dpr() * 100);
-    this.readout.textContent = `${percent} %`;
+    this.readout.textContent = `shown at ${percent} %`;
     this.readout.setAttribute('aria-label', `Shown at ${percent} %`);
   }
 }

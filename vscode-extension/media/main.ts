@@ -63,7 +63,8 @@ class PanelApp {
   private phase: Phase | 'CONNECTING' = 'CONNECTING';
   private seq = 0;
   private acked = 0;
-  private refused = 0;
+  private refused = 0; // input_refused from the console
+  private notSent = 0; // keys the panel itself does not send (no scancode, IME composition)
   private dropped = 0; // frames that could not be painted
   private desktop = { width: 0, height: 0 };
   private readonly input: InputCapture;
@@ -91,6 +92,10 @@ class PanelApp {
       desktopSize: () => this.desktop,
       panic: () => this.panic(),
       keyboardOwner: (owner) => this.showKeyboardOwner(owner),
+      keyNotSent: () => {
+        this.notSent += 1;
+        this.updateCounters();
+      },
     });
     this.presenter = new FramePresenter(this.canvas, {
       ack: (frame) => this.send({ type: 'frame_ack', frame }),
@@ -381,13 +386,15 @@ class PanelApp {
 
   private updateCounters(): void {
     byId('acked').textContent = String(this.acked);
-    byId('refused').textContent = String(this.refused);
+    // Every input that did not reach the guest: refused by the console, or never sent.
+    byId('refused').textContent = String(this.refused + this.notSent);
+    byId('counters').title = `${this.refused} refused by the console; ${this.notSent} keys the panel cannot send (no RDP scancode, or an input method composing)`;
     this.postStatus();
   }
 
   private postStatus(): void {
     if (this.phase !== 'CONNECTING') {
-      this.vscode.postMessage({ type: 'status', phase: this.phase, acked: this.acked, refused: this.refused });
+      this.vscode.postMessage({ type: 'status', phase: this.phase, acked: this.acked, refused: this.refused + this.notSent });
     }
   }
 

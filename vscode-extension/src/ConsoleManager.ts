@@ -206,6 +206,6 @@ export class ConsoleManager implements IDisposable {
 
   private refreshStatus(): void {
     const shown = this.activeSession() ?? this.shown.find((s) => s.panel?.active) ?? (this.lastActive && this.shown.includes(this.lastActive) ? this.lastActive : this.shown[this.shown.length - 1]);
-    this.statusBar.update(shown, shown ? this.shown.length - 1 : 0);
+    this.statusBar.update(shown, this.live().filter((s) => s !== shown).length);
   }
 }

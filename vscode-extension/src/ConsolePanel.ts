@@ -58,12 +58,7 @@ export class ConsolePanel extends Disposable {
     });
     this.register(webview.onDidReceiveMessage((m: unknown) => this.handleMessage(m)));
     this.register(this.panel.onDidChangeViewState(() => this.onDidChangeActiveEmitter.fire(this.panel.active)));
-    this.register(
-      this.panel.onDidDispose(() => {
-        this.onDidDisposeEmitter.fire();
-        this.dispose();
-      }),
-    );
+    this.register(this.panel.onDidDispose(() => this.dispose()));
   }
 
   get visibleTitle(): string {
@@ -71,7 +66,7 @@ export class ConsolePanel extends Disposable {
   }
 
   get active(): boolean {
-    return this.panel.active;
+    return !this.isDisposed && this.panel.active;
   }
 
   reveal(): void {
@@ -111,10 +106,12 @@ export class ConsolePanel extends Disposable {
     this.post({ type: 'host_verify', ok, text });
   }
 
+  /** Closes the tab; also when VS Code closed it. Either way onDidDispose fires, once. */
   override dispose(): void {
     if (this.isDisposed) {
       return;
     }
+    this.onDidDisposeEmitter.fire();
     super.dispose();
     this.connectInfo = undefined;
     this.panel.dispose();

@@ -20,7 +20,7 @@ export class RunStatusBar extends Disposable {
     this.register(toDisposable(() => this.item.dispose()));
   }
 
-  /** `shown`: the run the item is about (undefined: none left); `others`: how many more there are. */
+  /** `shown`: the run the item is about (undefined: none left); `others`: how many more are running. */
   update(shown: ConsoleSession | undefined, others: number): void {
     if (!shown) {
       this.item.hide();
@@ -36,7 +36,7 @@ export class RunStatusBar extends Disposable {
     this.item.tooltip = [
       `Guest Console: run ${shown.run ?? '?'} on ${shown.vmName} — ${stage}${reason ? ` (${reason})` : ''}`,
       counters,
-      others > 0 ? `${others} more console${others > 1 ? 's' : ''} in this window` : '',
+      others > 0 ? `${others} more console${others > 1 ? 's' : ''} running in this window` : '',
       'Click to show its panel.',
     ]
       .filter((l) => l !== '')

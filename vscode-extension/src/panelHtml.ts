@@ -62,7 +62,7 @@ export function renderPanelHtml(o: PanelHtmlOptions): string {
     <span class="scale" role="group" aria-label="Picture size">
       <button id="scale-fit" type="button" aria-pressed="true" title="Shrink the guest's desktop to the panel, never beyond 100 %">Fit</button>
       <button id="scale-actual" type="button" aria-pressed="false" title="One desktop pixel on one screen pixel (scroll for the rest)">100 %</button>
-      <span id="scale-now" class="scale-now" aria-label="Shown at"></span>
+      <span id="scale-now" class="scale-now"></span>
     </span>
     <span class="chords" role="group" aria-label="Keys the host keeps for itself, sent to the guest">
       <button id="send-cad" type="button" disabled>Send Ctrl+Alt+Del</button>

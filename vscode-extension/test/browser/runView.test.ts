@@ -104,8 +104,17 @@ describe('the panel says where the run stands', () => {
     panel.stub.send({ type: 'input_refused', seq: 8, code: 'RATE_LIMIT' });
     panel.stub.send({ type: 'input_refused', seq: 9, code: 'RATE_LIMIT' });
     await waitFor(async () => (await text(page, '#counters')) === 'acked 7 · refused 2', 5000, 'the counters');
+    // A key the panel never sends (ACPI Power is not on the key table) did not reach the guest either.
+    const start = panel.stub.inputsSince(0).length;
+    await page.locator('#viewport').focus();
+    await page.evaluate(() => window.dispatchEvent(new KeyboardEvent('keydown', { code: 'Power', key: 'Power', bubbles: true })));
+    await waitFor(async () => (await text(page, '#counters')) === 'acked 7 · refused 3', 5000, 'the key kept back, counted');
+    assert.equal(await page.getAttribute('#counters', 'title'), '2 refused by the console; 1 keys the panel cannot send (no RDP scancode, or an input method composing)');
     const posted = await page.evaluate(() => (window as unknown as { __posted: Array<Record<string, unknown>> }).__posted);
-    assert.deepEqual(posted.filter((m) => m['type'] === 'status').at(-1), { type: 'status', phase: 'SETUP', acked: 7, refused: 2 });
+    assert.deepEqual(posted.filter((m) => m['type'] === 'status').at(-1), { type: 'status', phase: 'SETUP', acked: 7, refused: 3 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await panel.stub.acked(panel.stub.sendFrame());
+    assert.deepEqual(panel.stub.inputsSince(start), [], 'the Power key was sent');
   });
 
   it('showsEveryLockStepAndKeepsTheDrainedCountOnScreen', async () => {
@@ -119,7 +128,7 @@ describe('the panel says where the run stands', () => {
     // The guest wait shows that it is moving (elapsed seconds), not a plain READ-ONLY.
     await waitFor(async () => /^Waiting for the guest to confirm it processed the input… \d+\.\d s$/.test(await text(page, '#progress')), 5000, 'the guest wait with its time');
     await shot('guest-wait');
-    assert.equal(await text(page, '#counters'), 'acked 7 · refused 2 · drained #20');
+    assert.equal(await text(page, '#counters'), 'acked 7 · refused 3 · drained #20');
     panel.stub.send({ type: 'phase', phase: 'CAPTURING', reason: 'guest confirmed' });
     await phaseShown('CAPTURING');
     assert.equal(await text(page, '#progress'), "Waiting for the model's Capture Desktop…");
@@ -132,7 +141,7 @@ describe('the panel says where the run stands', () => {
       '✓ Desktop captured by the model',
       "… The model's one action is running…",
     ]);
-    assert.equal(await text(page, '#counters'), 'acked 7 · refused 2 · drained #20', 'the drained count stays');
+    assert.equal(await text(page, '#counters'), 'acked 7 · refused 3 · drained #20', 'the drained count stays');
     await shot('REVIEWING');
   });
 
@@ -196,8 +205,16 @@ describe('the panel says where the run stands', () => {
   for (const theme of THEMES) {
     it(`keepsEveryTextAtAaContrastIn${theme.name.replace(/\W/g, '')}`, async () => {
       await page.evaluate((t) => {
+        // As VS Code does: the theme's variables replace the last theme's, unset ones are gone.
+        const style = document.documentElement.style;
+        for (const name of Array.from({ length: style.length }, (_, i) => style.item(i)).filter((n) => n.startsWith('--vscode-'))) style.removeProperty(name);
         document.body.className = t.bodyClass;
-        for (const [k, v] of Object.entries(t.vars)) document.documentElement.style.setProperty(k, v);
+        for (const [k, v] of Object.entries(t.vars)) style.setProperty(k, v);
+        // Every state that has its own style: a failed step, a failed verification.
+        const step = document.querySelector<HTMLElement>('#steps li[data-step="ACTED"]');
+        if (step) step.dataset['state'] = 'failed';
+        const verify = document.getElementById('verify-result');
+        if (verify) verify.dataset['ok'] = 'false';
       }, theme);
       const results: Array<{ phase: string; where: string; ratio: number }> = [];
       for (const phase of ['SETUP', 'LOCKING', 'READ_ONLY', 'ACTION', 'CLOSED', 'CONNECTING'] as const) {
@@ -241,7 +258,7 @@ describe('Fit and 100 % follow the device pixel ratio', () => {
     opened.push(p);
     await waitFor(async () => (await canvasCss(p.page)).w > 1, 5000, 'the canvas sized');
     assert.deepEqual(await canvasCss(p.page), { w: 320, h: 200, dpr: 1, scrolls: false, intrinsic: [320, 200] });
-    assert.equal(await text(p.page, '#scale-now'), '100 %');
+    assert.equal(await text(p.page, '#scale-now'), 'shown at 100 %');
     assert.equal(await p.page.getAttribute('#scale-fit', 'aria-pressed'), 'true');
     // A ratio of 2 (VS Code zoomed, a HiDPI screen), changed while the panel is open; as with
     // a zoom, the view's CSS size changes with it (the emulation re-evaluates media queries
@@ -251,7 +268,7 @@ describe('Fit and 100 % follow the device pixel ratio', () => {
     await waitFor(async () => (await canvasCss(p.page)).dpr === 2 && (await canvasCss(p.page)).w === 160, 5000, 'one desktop pixel per device pixel at ratio 2').catch(async (e: Error) => {
       throw new Error(`${e.message}: ${JSON.stringify(await canvasCss(p.page))}`);
     });
-    assert.equal(await text(p.page, '#scale-now'), '100 %');
+    assert.equal(await text(p.page, '#scale-now'), 'shown at 100 %');
     await cdp.detach();
   });
 
@@ -263,13 +280,13 @@ describe('Fit and 100 % follow the device pixel ratio', () => {
     const fit = await canvasCss(p.page);
     const want = Math.min(stage.width / 2400, stage.height / 1500);
     assert.ok(Math.abs(fit.w - 2400 * want) < 1 && Math.abs(fit.h - 1500 * want) < 1 && !fit.scrolls, JSON.stringify({ fit, stage }));
-    assert.equal(await text(p.page, '#scale-now'), `${Math.round(want * 2 * 100)} %`);
+    assert.equal(await text(p.page, '#scale-now'), `shown at ${Math.round(want * 2 * 100)} %`);
     await p.page.screenshot({ path: path.join(ARTIFACTS, 'runview-fit-dpr2.png') });
     await p.page.click('#scale-actual');
     const actual = await canvasCss(p.page);
     // 1200 CSS pixels at a ratio of 2: each of the 2400 desktop pixels on one device pixel.
     assert.deepEqual(actual, { w: 1200, h: 750, dpr: 2, scrolls: true, intrinsic: [2400, 1500] });
-    assert.equal(await text(p.page, '#scale-now'), '100 %');
+    assert.equal(await text(p.page, '#scale-now'), 'shown at 100 %');
     assert.equal(await p.page.getAttribute('#scale-actual', 'aria-pressed'), 'true');
     await p.page.screenshot({ path: path.join(ARTIFACTS, 'runview-100-dpr2.png') });
     // A click still lands on the desktop pixel under it (here 100 desktop px from the left).

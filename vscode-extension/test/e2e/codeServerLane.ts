@@ -151,6 +151,15 @@ export class CodeServerLane {
     }
     await run(this.o.codeServer, [...common, '--install-extension', vsix], { env });
     this.stamp('extension installed');
+    // The console's settings are machine-scoped: in a remote window (code-server is one) VS Code
+    // takes them from the remote machine's settings. Read from the user settings they last only
+    // until the user settings next change (a theme switch drops them), so they go to both.
+    const machine = {
+      ...(this.o.consoleBin === undefined ? {} : { 'guestConsole.binaryPath': this.o.consoleBin }),
+      'guestConsole.issuerKeyPath': this.o.issuerKey,
+    };
+    await fs.mkdir(path.join(d('user-data'), 'Machine'), { recursive: true });
+    await fs.writeFile(path.join(d('user-data'), 'Machine', 'settings.json'), JSON.stringify(machine, null, 2));
     await fs.mkdir(path.join(d('user-data'), 'User'), { recursive: true });
     await fs.writeFile(
       path.join(d('user-data'), 'User', 'settings.json'),
@@ -255,11 +264,17 @@ export class CodeServerLane {
     const left = (): number => Math.max(1, deadline - Date.now());
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (let attempt = 1; ; attempt++) {
-      await page.keyboard.press('F1');
+      // The title bar's command center opens the quick input wherever the keyboard is (F1
+      // would go to a guest screen that has it); '>' makes it the command palette. F1 where
+      // the window has no command center.
+      const center = page.locator('.command-center .command-center-center').first();
+      const byClick = await center.isVisible().catch(() => false);
+      if (byClick) await center.click();
+      else await page.keyboard.press('F1');
       const input = page.locator('.quick-input-widget input.input');
       await input.waitFor({ state: 'visible', timeout: left() });
-      // Typed, not filled: the palette filters on keystrokes ('>' is already there).
-      await page.keyboard.type(title);
+      // Typed, not filled: the palette filters on keystrokes (F1 put the '>' there already).
+      await page.keyboard.type(byClick ? `>${title}` : title);
       let answer = await page
         .waitForFunction(
           (t) => {
@@ -383,11 +398,19 @@ export class CodeServerLane {
     );
   }
 
-  /** Moves the keyboard off any webview onto the workbench (a click on an editor tab, else the editor area). */
+  /**
+   * Gives VS Code the keyboard, as the operator does: a click on an editor tab (else the editor
+   * area), then the panel's release chord (left Ctrl+Alt alone) in case the click put the focus
+   * back on a guest screen in SETUP; anywhere else the chord does nothing.
+   */
   async focusWorkbench(tabLabel?: string): Promise<void> {
     const tab = tabLabel ? this.tab(tabLabel) : this.page.locator('.tabs-container .tab.active').first();
     if ((await tab.count()) > 0) await tab.click();
     else await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+    await this.page.keyboard.down('ControlLeft');
+    await this.page.keyboard.down('AltLeft');
+    await this.page.keyboard.up('AltLeft');
+    await this.page.keyboard.up('ControlLeft');
   }
 
   /** An editor tab by (a part of) its title. */
@@ -422,16 +445,35 @@ export class CodeServerLane {
     return { ...found, buttons };
   }
 
+  /**
+   * Clears every notification: VS Code shows at most 3 toasts at once, and a newer one waits in
+   * the notification center until older ones are gone.
+   */
+  async clearNotifications(): Promise<void> {
+    await this.focusWorkbench();
+    await this.palette('Notifications: Clear All Notifications');
+    await this.page.locator('.notifications-toasts .notification-toast').first().waitFor({ state: 'detached', timeout: UI_STEP_MS });
+  }
+
   /** Every notification message shown so far (toasts and the notification center's list). */
   async notificationTexts(): Promise<string[]> {
     return (await this.page.locator('.notification-list-item-message').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
   }
 
-  /** Rewrites the user settings with these keys changed (VS Code picks the file up by itself). */
+  /**
+   * Rewrites the settings with these keys changed (VS Code picks the file up by itself): the
+   * extension's machine-scoped ones in the remote machine's settings, the others in the user's.
+   */
   async updateSettings(changes: Record<string, unknown>): Promise<void> {
-    const file = path.join(this.o.root, 'user-data', 'User', 'settings.json');
-    const now = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
-    await fs.writeFile(file, JSON.stringify({ ...now, ...changes }, null, 2));
+    for (const [scope, keys] of [
+      ['Machine', Object.keys(changes).filter((k) => k.startsWith('guestConsole.'))],
+      ['User', Object.keys(changes).filter((k) => !k.startsWith('guestConsole.'))],
+    ] as const) {
+      if (keys.length === 0) continue;
+      const file = path.join(this.o.root, 'user-data', scope, 'settings.json');
+      const now = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+      await fs.writeFile(file, JSON.stringify({ ...now, ...Object.fromEntries(keys.map((k) => [k, changes[k]])) }, null, 2));
+    }
   }
 }
 

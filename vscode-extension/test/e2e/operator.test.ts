@@ -8,7 +8,7 @@ import * as assert from 'assert/strict';
 import { promises as fs } from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Frame, Page } from 'playwright-core';
 import { REFUSAL_GUIDE } from '../../src/refusalGuide';
 import { contrastProbe, AA } from '../contrast';
@@ -71,6 +71,11 @@ describe('the operator knows where the run stands (code-server)', { skip: instal
     await setup.start();
     ({ lane, guest } = setup);
     page = lane.page;
+  });
+
+  // A test's notification is the newest toast, never one queued behind earlier tests' toasts.
+  beforeEach(async () => {
+    if (lane) await lane.clearNotifications();
   });
 
   after(async () => {
@@ -149,7 +154,7 @@ describe('the operator knows where the run stands (code-server)', { skip: instal
     const closed = await closedEntry(setup.grant.run);
     assert.equal(closed?.['code'], 'ACTION_DONE');
     const summary = await panelText(webview, '#summary dl');
-    assert.match(summary, /^Close reason The one action was performed; the run is complete\. \(ACTION_DONE\) Action click\(320,200\) Outcome executed, \d+ input events sent Guest confirmation confirmed in \d+ ms Evidence (\S+) Evidence head [0-9a-f]{64}$/);
+    assert.match(summary, /^Close reason The one action was performed; the run is complete(?:: [^()]+)?\. \(ACTION_DONE\) Action click\(320,200\) Outcome executed, \d+ input events sent Guest confirmation confirmed in \d+ ms Evidence (\S+) Evidence head [0-9a-f]{64}$/);
     const evidence = /Evidence (\S+\.jsonl)/.exec(summary)?.[1] ?? '';
     assert.equal(path.dirname(evidence), evidenceDir());
     await waitFor(async () => (await statusText()) === `CLOSED · ${setup.grant.vmName}`, UI_STEP_MS, 'CLOSED in the status bar');
@@ -165,15 +170,22 @@ describe('the operator knows where the run stands (code-server)', { skip: instal
 
   it('keepsThePanelTextAtAaContrastInTheDefaultLightAndHighContrastThemes', async () => {
     await lane.tab('Guest Console e2e').click();
+    // As the operator switches: Preferences: Color Theme, the theme's name, Enter.
     const themes: Array<[string, string]> = [
-      ['Default Light Modern', 'vscode-light'],
-      ['Default High Contrast', 'vscode-high-contrast'],
-      ['Default High Contrast Light', 'vscode-high-contrast-light'],
-      ['Default Dark Modern', 'vscode-dark'],
+      ['Light Modern', 'vscode-light'],
+      ['Dark High Contrast', 'vscode-high-contrast'],
+      ['Light High Contrast', 'vscode-high-contrast-light'],
+      ['Dark Modern', 'vscode-dark'],
     ];
     const dump: Record<string, Record<string, string>> = {};
     for (const [theme, bodyClass] of themes) {
-      await lane.updateSettings({ 'workbench.colorTheme': theme });
+      await lane.focusWorkbench('Guest Console e2e');
+      await lane.palette('Preferences: Color Theme');
+      const input = page.locator('.quick-input-widget input.input');
+      await input.waitFor({ timeout: UI_STEP_MS });
+      await page.keyboard.type(theme);
+      await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: theme }).waitFor({ timeout: UI_STEP_MS });
+      await input.press('Enter');
       await webview.waitForFunction((c) => document.body.classList.contains(c), bodyClass, { timeout: UI_STEP_MS });
       const findings = await webview.evaluate(contrastProbe);
       const low = findings.filter((f) => f.ratio < AA);

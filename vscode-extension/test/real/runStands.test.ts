@@ -60,6 +60,8 @@ describe('a run to its end with the real console', () => {
   let page: Page;
   let userDataDir: string;
   const password = randomBytes(12).toString('base64url');
+  /** Every input_refused the page received on the console socket. */
+  const refusals: Json[] = [];
 
   const phaseShown = (phase: Phase, timeout = 15000) => page.waitForFunction((p) => document.getElementById('phase')?.dataset['phase'] === p, phase, { timeout });
   const text = async (selector: string): Promise<string> => (await page.innerText(selector)).replace(/\s+/g, ' ').trim();
@@ -89,6 +91,13 @@ describe('a run to its end with the real console', () => {
     userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gc-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, viewport: { width: 1200, height: 760 }, args: CHROMIUM_ARGS });
     page = context.pages()[0] ?? (await context.newPage());
+    page.on('websocket', (ws) =>
+      ws.on('framereceived', (f) => {
+        if (typeof f.payload !== 'string') return;
+        const m = JSON.parse(f.payload) as Json;
+        if (m['type'] === 'input_refused') refusals.push(m);
+      }),
+    );
     await openPanelPage(page, served.port);
     const info = await readGrantInfo(grant.path);
     const connect: ConnectInfo = { type: 'connect', wsUrl: `ws://127.0.0.1:${panel.port}`, run: grant.run, task: grant.task, capability: panel.capability, clientVersion: '0.1.0', panel: info.panel };
@@ -109,10 +118,30 @@ describe('a run to its end with the real console', () => {
     const identity = await text('#identity');
     assert.ok(identity.startsWith(`${grant.vmName} uuid ${grant.vmUuid.replace(/-/g, '').slice(0, 8)}… ${WIDTH}×${HEIGHT} grant ${grant.digest.slice(0, 12)}`), `${identity} / ${grant.vmUuid}`);
     // At a ratio of 1 the 640×400 desktop is shown 1:1 in a larger panel (not blown up).
-    assert.equal(await text('#scale-now'), '100 %');
+    assert.equal(await text('#scale-now'), 'shown at 100 %');
     const css = await page.evaluate(() => (document.getElementById('screen') as HTMLCanvasElement).getBoundingClientRect().toJSON() as { width: number; height: number });
     assert.deepEqual([css.width, css.height], [WIDTH, HEIGHT]);
     await shot('SETUP');
+  });
+
+  it('countsEveryRefusedInputInTheHeader', async () => {
+    // 300 key presses in one burst: more than the console's rate limit lets through at once.
+    await page.locator('#viewport').focus();
+    await page.evaluate(() => {
+      for (let i = 0; i < 300; i++) {
+        for (const type of ['keydown', 'keyup']) window.dispatchEvent(new KeyboardEvent(type, { code: 'KeyA', key: 'a', bubbles: true }));
+      }
+      // And one key the panel never sends: ACPI Power is not on the protocol's key table.
+      window.dispatchEvent(new KeyboardEvent('keydown', { code: 'Power', key: 'Power', bubbles: true }));
+    });
+    await waitFor(() => refusals.length > 0, 15000, 'a refusal from the console');
+    // The header counts each of the console's refusals, and the key the panel kept back.
+    await waitFor(async () => new RegExp(`· refused ${refusals.length + 1}$`).test(await text('#counters')), 15000, `refused ${refusals.length + 1} in the header`).catch(async (e: Error) => {
+      throw new Error(`${e.message}: ${await text('#counters')}`);
+    });
+    const codes = new Set(refusals.map((r) => r['code']));
+    assert.ok([...codes].every((c) => c === 'RATE_LIMIT' || c === 'QUEUE_FULL'), JSON.stringify([...codes]));
+    assert.match((await page.getAttribute('#counters', 'title')) ?? '', new RegExp(`^${refusals.length} refused by the console; 1 keys the panel cannot send`));
   });
 
   it('keepsTheDrainedCountAndEveryLockStepOnScreen', async () => {
@@ -127,7 +156,7 @@ describe('a run to its end with the real console', () => {
     await phaseShown('CAPTURING');
     const upto = Number(drained['upto']);
     assert.ok(upto >= 9, `drained up to ${upto}`); // a click (move, down, up) and four keys down and up
-    assert.match(await text('#counters'), new RegExp(`^acked ${upto} · refused 0 · drained #${upto}$`));
+    assert.match(await text('#counters'), new RegExp(`^acked ${upto} · refused ${refusals.length + 1} · drained #${upto}$`));
     assert.deepEqual((await page.locator('#steps li').allTextContents()).slice(0, 4), ['✓ Input closed', `✓ Setup input delivered (up to #${upto})`, '✓ Guest confirmed the input', "… Waiting for the model's Capture Desktop…"]);
     assert.equal(await text('#progress'), "Waiting for the model's Capture Desktop…");
     await shot('CAPTURING');
@@ -154,6 +183,9 @@ describe('a run to its end with the real console', () => {
     assert.ok(path.isAbsolute(evidence) && evidence.startsWith(path.join(dirs.state, 'evidence')), evidence);
     const entries = await evidenceEntries(evidence);
     assert.ok(entryOf(entries, 'receipt'), 'no receipt in the evidence the console named');
+    // The console's own count of refused input is the one the header showed (less the key it never got).
+    const counted = entryOf(entries, 'input_counts')?.['refused'] as Record<string, number> | undefined;
+    assert.equal(Object.values(counted ?? {}).reduce((a, b) => a + b, 0), refusals.length, JSON.stringify(counted));
     const verified = await verify(evidence, String(closed['evidence_head']));
     assert.equal(verified.code, 0, verified.stdout);
     assert.match(verified.stdout, /^evidence: ok, \d+ lines, head [0-9a-f]{64}\n  ends at the expected head/);
