@@ -92,6 +92,7 @@
   X(Expired, "EXPIRED", "the grant expired while the console was open")                                      \
   X(Panic, "PANIC", "the operator pressed panic")                                                            \
   X(OperatorClose, "OPERATOR_CLOSE", "the operator closed the console")                                      \
+  X(WindowReload, "WINDOW_RELOAD", "VS Code reloaded or closed the window that held the console")            \
   X(ParentGone, "PARENT_GONE", "the parent process went away")                                               \
   X(ResourceExhausted, "RESOURCE_EXHAUSTED", "the console lacks a resource it needs (descriptors, memory)")  \
   X(PrivacyViolation, "PRIVACY_VIOLATION", "a privacy control could not be applied")                         \

@@ -47,7 +47,7 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
     connect(m_control, &ControlChannel::credentialsReceived, this, &Console::onCredentials);
     connect(m_control, &ControlChannel::lockRequested, this,
             [this] { requestLock(QStringLiteral("control")); });
-    connect(m_control, &ControlChannel::closeRequested, this, [this] { close(Refusal::OperatorClose); });
+    connect(m_control, &ControlChannel::closeRequested, this, [this](Refusal reason) { close(reason); });
     connect(m_control, &ControlChannel::panicRequested, this, [this] { close(Refusal::Panic); });
     connect(m_control, &ControlChannel::parentGone, this, [this] { close(Refusal::ParentGone); });
   }

@@ -263,7 +263,6 @@ Status Console::announceReady() {
 
 Status Console::fail(const Failure& failure) {
   qCWarning(lcConsole) << "refused:" << failure.toString();
-  sendControl(control::error(failure.code, failure.message));
   if (!m_evidence.isOpen() && !m_options.stateDir.isEmpty()) {
     // A refusal before the run's own log exists still leaves an evidence entry.
     const QString name =
@@ -273,6 +272,9 @@ Status Console::fail(const Failure& failure) {
     (void)m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")), name);
   }
   record(QStringLiteral("refused"), entry::refused(failure, m_grant.digestHex));
+  // After the entry is written, so the path the parent is told already holds it.
+  sendControl(
+      control::error(failure.code, failure.message, m_evidence.isOpen() ? m_evidence.path() : QString()));
   if (m_rdp)
     m_rdp->abort(); // the reader, if it was spawned: nothing outlives a refused open
   const Status removed = m_runDir.remove();

@@ -120,11 +120,22 @@ void ControlChannel::processLine(QByteArrayView line) {
     emit credentialsReceived(creds);
     return;
   }
+  if (cmd == "close" && only({"cmd", "reason"})) {
+    const auto reasonIt = m.find(QStringLiteral("reason"));
+    if (reasonIt == m.end())
+      return emit closeRequested(Refusal::OperatorClose);
+    // Only the reasons a parent can know; anything else would rewrite why the run ended.
+    const std::optional<Refusal> reason = refusalFromName(QString::fromUtf8(reasonIt->second.view()));
+    if (reason == Refusal::OperatorClose || reason == Refusal::AuthCancelled ||
+        reason == Refusal::WindowReload)
+      return emit closeRequested(*reason);
+    sendError(Refusal::ProtocolMalformed, QStringLiteral("close: unknown reason"));
+    emit refused(Refusal::ProtocolMalformed, QStringLiteral("close: unknown reason"));
+    return;
+  }
   if (only({"cmd"})) {
     if (cmd == "lock")
       return emit lockRequested();
-    if (cmd == "close")
-      return emit closeRequested();
     if (cmd == "panic")
       return emit panicRequested();
   }

@@ -36,7 +36,8 @@ public:
 signals:
   void credentialsReceived(gc::Credentials& credentials);
   void lockRequested();
-  void closeRequested();
+  // `reason`: OperatorClose, or why the parent closes (AuthCancelled, WindowReload).
+  void closeRequested(gc::Refusal reason);
   void panicRequested();
   void parentGone();
   void refused(gc::Refusal code, const QString& message);

@@ -37,16 +37,20 @@ Event receipt(const QJsonObject& receipt) {
   return {QStringLiteral("receipt"), receipt};
 }
 
-Event error(Refusal code, const QString& message) {
-  return {QStringLiteral("error"),
-          QJsonObject{{QStringLiteral("code"), refusalName(code)}, {QStringLiteral("message"), message}}};
+Event error(Refusal code, const QString& message, const QString& evidencePath) {
+  QJsonObject fields{{QStringLiteral("code"), refusalName(code)}, {QStringLiteral("message"), message}};
+  if (!evidencePath.isEmpty())
+    fields.insert(QStringLiteral("evidence"), evidencePath);
+  return {QStringLiteral("error"), fields};
 }
 
-Event closed(Refusal reason, const QString& message, const QByteArray& evidenceHead) {
+Event closed(Refusal reason, const QString& message, const QByteArray& evidenceHead,
+             const QString& evidencePath) {
   return {QStringLiteral("closed"),
           QJsonObject{{QStringLiteral("reason"), refusalName(reason)},
                       {QStringLiteral("message"), message},
-                      {QStringLiteral("evidence_head"), QString::fromLatin1(evidenceHead)}}};
+                      {QStringLiteral("evidence_head"), QString::fromLatin1(evidenceHead)},
+                      {QStringLiteral("evidence"), evidencePath}}};
 }
 
 } // namespace gc::control

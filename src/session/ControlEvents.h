@@ -33,8 +33,10 @@ Event phase(Phase phase, const QString& reason);
 Event drained(quint64 upto);
 // The receipt's own fields (Receipt::toJson, docs/mcp.md).
 Event receipt(const QJsonObject& receipt);
-Event error(Refusal code, const QString& message);
-// After teardown: the close reason and the evidence log's head hash.
-Event closed(Refusal reason, const QString& message, const QByteArray& evidenceHead);
+// `evidencePath`: the log that recorded a refusal that ends the open ("" leaves it out).
+Event error(Refusal code, const QString& message, const QString& evidencePath = {});
+// After teardown: the close reason, the evidence log's head hash and its path.
+Event closed(Refusal reason, const QString& message, const QByteArray& evidenceHead,
+             const QString& evidencePath);
 
 } // namespace gc::control

@@ -29,6 +29,8 @@ export interface InputTarget {
   panic(): void;
   /** The keyboard moved between the guest and VS Code (for the panel's indicator). */
   keyboardOwner(owner: KeyboardOwner): void;
+  /** A key went down that the panel does not send (no RDP scancode, or an IME composing). */
+  keyNotSent(code: string): void;
 }
 
 const WHEEL_NOTCH = 120;
@@ -228,6 +230,9 @@ export class InputCapture {
     const scancode = scancodeForCode(e.code);
     if (scancode === undefined || e.isComposing) {
       this.releaseArmed &&= !down;
+      if (down) {
+        this.target.keyNotSent(e.code); // the Power key, say: it did not reach the guest
+      }
       return;
     }
     if (down && isPanicChord(e)) {

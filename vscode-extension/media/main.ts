@@ -1,6 +1,7 @@
 // Webview entry: waits for the host's `connect` message, opens the console WebSocket,
-// sends `hello` first, mirrors the console's phase, draws frames and, in SETUP only,
-// captures input from the focused viewport.
+// sends `hello` first, mirrors the console's phase (header, progress and lock steps:
+// RunView), draws frames at the chosen scale (ScaleControl) and, in SETUP only, captures
+// input from the focused viewport. After the run it shows the host's summary.
 
 import {
   ConnectInfo,
@@ -8,27 +9,25 @@ import {
   HostToWebviewMessage,
   isPhase,
   Phase,
+  PHASE_LABELS,
   PanelToConsoleMessage,
   WebviewToHostMessage,
 } from '../shared/protocol';
 import { FramePresenter } from './FramePresenter';
 import { InputCapture, InputMessage, KeyboardOwner } from './InputCapture';
+import { RunView } from './RunView';
+import { ScaleControl, ScaleMode } from './ScaleControl';
 
 interface VsCodeApi {
   postMessage(message: WebviewToHostMessage): void;
+  getState(): unknown;
+  setState(state: unknown): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-const PHASE_LABEL: Record<Phase | 'CONNECTING', string> = {
-  CONNECTING: 'CONNECTING',
-  SETUP: 'SETUP',
-  LOCKING: 'LOCKING',
-  READ_ONLY: 'READ-ONLY',
-  CAPTURING: 'CAPTURING',
-  REVIEWING: 'REVIEWING',
-  ACTION: 'ACTION',
-  CLOSED: 'CLOSED',
-};
+const PHASE_LABEL: Record<Phase | 'CONNECTING', string> = { CONNECTING: 'CONNECTING', ...PHASE_LABELS };
+// Close reasons that are not a failure: the panel does not raise an alert for them.
+const ORDINARY_CLOSE = new Set(['ACTION_DONE', 'OPERATOR_CLOSE', 'WINDOW_RELOAD', 'PANIC', 'AUTH_CANCELLED', 'PARENT_GONE', 'panic']);
 
 // Chords the host operating system keeps for itself, sent from panel buttons as ordinary
 // key events (down in order, up in reverse); every scancode is in media/scancodes.ts.
@@ -54,7 +53,6 @@ function byId<T extends HTMLElement>(id: string): T {
 class PanelApp {
   private readonly vscode = acquireVsCodeApi();
   private readonly phaseEl = byId('phase');
-  private readonly bannerEl = byId('banner');
   private readonly viewport = byId('viewport');
   private readonly stage = byId('stage');
   private readonly canvas = byId<HTMLCanvasElement>('screen');
@@ -65,18 +63,39 @@ class PanelApp {
   private phase: Phase | 'CONNECTING' = 'CONNECTING';
   private seq = 0;
   private acked = 0;
-  private refused = 0;
+  private refused = 0; // input_refused from the console
+  private notSent = 0; // keys the panel itself does not send (no scancode, IME composition)
   private dropped = 0; // frames that could not be painted
   private desktop = { width: 0, height: 0 };
   private readonly input: InputCapture;
   private readonly presenter: FramePresenter;
+  private readonly view: RunView;
+  private readonly scale: ScaleControl;
 
   constructor() {
+    const saved = (this.vscode.getState() ?? {}) as { scale?: unknown };
+    this.scale = new ScaleControl(
+      this.stage,
+      this.canvas,
+      byId<HTMLButtonElement>('scale-fit'),
+      byId<HTMLButtonElement>('scale-actual'),
+      byId('scale-now'),
+      saved.scale === 'actual' ? 'actual' : 'fit',
+      (mode: ScaleMode) => this.vscode.setState({ scale: mode }),
+    );
+    this.view = new RunView({
+      openEvidence: () => this.vscode.postMessage({ type: 'request_open_evidence' }),
+      verifyEvidence: () => this.vscode.postMessage({ type: 'request_verify_evidence' }),
+    });
     this.input = new InputCapture(this.viewport, this.canvas, {
       send: (m) => this.sendInput(m),
       desktopSize: () => this.desktop,
       panic: () => this.panic(),
       keyboardOwner: (owner) => this.showKeyboardOwner(owner),
+      keyNotSent: () => {
+        this.notSent += 1;
+        this.updateCounters();
+      },
     });
     this.presenter = new FramePresenter(this.canvas, {
       ack: (frame) => this.send({ type: 'frame_ack', frame }),
@@ -97,15 +116,35 @@ class PanelApp {
     for (const button of Array.from(document.querySelectorAll<HTMLButtonElement>('#bar button'))) {
       button.addEventListener('mousedown', (e) => e.preventDefault());
     }
-    new ResizeObserver(() => this.fit()).observe(this.stage);
     this.vscode.postMessage({ type: 'webview_ready' });
   }
 
   private onHostMessage(message: HostToWebviewMessage | undefined): void {
-    if (message?.type === 'connect') {
-      this.connect(message);
-    } else if (message?.type === 'host_phase' && isPhase(message.phase)) {
-      this.setPhase(message.phase, message.reason);
+    switch (message?.type) {
+      case 'connect':
+        this.connect(message);
+        break;
+      case 'host_phase':
+        if (isPhase(message.phase)) {
+          this.setPhase(message.phase, message.reason);
+        }
+        break;
+      case 'host_progress':
+        if (this.phase === 'CONNECTING') {
+          this.view.showHostProgress(String(message.text));
+        }
+        break;
+      case 'host_summary':
+        this.view.showSummary(message.summary);
+        if (!ORDINARY_CLOSE.has(message.summary.reason)) {
+          this.view.showAlert(`Closed: ${message.summary.headline} (${message.summary.reason}) ${message.summary.next}`.trim());
+        }
+        break;
+      case 'host_verify':
+        this.view.showVerification(message.ok === true, String(message.text));
+        break;
+      default:
+        break;
     }
   }
 
@@ -155,8 +194,8 @@ class PanelApp {
     }
     switch (message.type) {
       case 'welcome':
-        this.showIdentity(message.vm, message.identity);
         this.setDesktopSize(message.width, message.height);
+        this.showIdentity(message.vm, message.identity);
         if (isPhase(message.phase)) {
           this.setPhase(message.phase, '');
         }
@@ -175,10 +214,13 @@ class PanelApp {
         this.updateCounters();
         break;
       case 'drained':
-        this.showBanner(`All setup input delivered (up to #${message.upto}).`);
+        // Kept in the header and the lock steps: the next phase follows within milliseconds.
+        byId('drained').textContent = String(message.upto);
+        byId('drained-at').hidden = false;
+        this.view.onDrained(message.upto);
         break;
       case 'error':
-        this.showBanner(`${message.code}: ${message.message}`);
+        this.view.showAlert(`${message.code}: ${message.message}`);
         break;
       case 'bye':
         this.setPhase('CLOSED', message.reason);
@@ -199,8 +241,10 @@ class PanelApp {
       // Read-only from here on (nothing returns to SETUP): no input listener remains.
       this.input.detach(false);
     }
+    const wasSetup = this.phaseEl.dataset['phase'] === 'SETUP';
     this.phaseEl.textContent = PHASE_LABEL[phase];
     this.phaseEl.dataset['phase'] = phase;
+    this.view.onPhase(phase);
     document.body.dataset['phase'] = phase;
     this.viewport.classList.toggle('readonly', phase !== 'SETUP');
     this.viewport.tabIndex = phase === 'SETUP' ? 0 : -1;
@@ -210,15 +254,17 @@ class PanelApp {
     }
     this.showKeyboardOwner(this.input.keyboardOwner);
     if (phase === 'CLOSED') {
-      this.showBanner(`Closed${reason ? `: ${reason}` : ''}`);
+      this.showBanner(`Closed${reason ? `: ${reason}` : ''}.`);
       this.presenter.stop();
       this.ws?.close(1000);
     } else if (phase !== 'SETUP') {
-      this.showBanner(`Read-only: input to the guest is off${reason ? ` (${reason})` : ''}.`);
-    } else if (reason) {
+      if (wasSetup || phase === 'LOCKING') {
+        this.showBanner('Read-only: input to the guest is off. There is no way back to setup.');
+      }
+    } else if (reason && reason !== 'guest connected') {
       this.showBanner(reason);
     }
-    this.vscode.postMessage({ type: 'status', phase, acked: this.acked, refused: this.refused });
+    this.postStatus();
   }
 
   private requestLock(): void {
@@ -271,6 +317,8 @@ class PanelApp {
       return '—';
     };
     byId('vm').textContent = vm || '—';
+    const uuid = identity['vm_uuid_prefix'];
+    byId('uuid').textContent = typeof uuid === 'string' && uuid.length > 0 ? `uuid ${uuid.slice(0, 8).toLowerCase()}…` : '';
     byId('grant').textContent = `grant ${pick('grant_digest', 'grant_sha256', 'grant')}`;
     byId('cert').textContent = `cert ${pick('cert_sha256', 'cert_fingerprint', 'cert')}`;
     const warnings: string[] = [];
@@ -303,21 +351,10 @@ class PanelApp {
   private setDesktopSize(width: number, height: number): void {
     if (width > 0 && height > 0 && (width !== this.desktop.width || height !== this.desktop.height)) {
       this.desktop = { width, height };
+      byId('desktop').textContent = `${width}×${height}`;
       // The canvas itself is sized by the presenter (it may belong to the frame worker).
-      this.fit();
+      this.scale.setDesktop(width, height);
     }
-  }
-
-  /** Fit the desktop into the stage, keeping its aspect ratio. */
-  private fit(): void {
-    const { width, height } = this.desktop;
-    if (width === 0 || height === 0) {
-      return;
-    }
-    const box = this.stage.getBoundingClientRect();
-    const scale = Math.min(box.width / width, box.height / height);
-    this.canvas.style.width = `${Math.max(1, Math.floor(width * scale))}px`;
-    this.canvas.style.height = `${Math.max(1, Math.floor(height * scale))}px`;
   }
 
   /**
@@ -349,12 +386,20 @@ class PanelApp {
 
   private updateCounters(): void {
     byId('acked').textContent = String(this.acked);
-    byId('refused').textContent = String(this.refused);
+    // Every input that did not reach the guest: refused by the console, or never sent.
+    byId('refused').textContent = String(this.refused + this.notSent);
+    byId('counters').title = `${this.refused} refused by the console; ${this.notSent} keys the panel cannot send (no RDP scancode, or an input method composing)`;
+    this.postStatus();
+  }
+
+  private postStatus(): void {
+    if (this.phase !== 'CONNECTING') {
+      this.vscode.postMessage({ type: 'status', phase: this.phase, acked: this.acked, refused: this.refused + this.notSent });
+    }
   }
 
   private showBanner(text: string): void {
-    this.bannerEl.textContent = text;
-    this.bannerEl.hidden = false;
+    this.view.showBanner(text);
   }
 }
 

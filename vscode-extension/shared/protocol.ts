@@ -23,6 +23,17 @@ export function isPhase(value: unknown): value is Phase {
   return typeof value === 'string' && (PHASES as readonly string[]).includes(value);
 }
 
+/** How the panel, its tab title and the status bar name each phase. */
+export const PHASE_LABELS: Readonly<Record<Phase, string>> = {
+  SETUP: 'SETUP',
+  LOCKING: 'LOCKING',
+  READ_ONLY: 'READ-ONLY',
+  CAPTURING: 'CAPTURING',
+  REVIEWING: 'REVIEWING',
+  ACTION: 'ACTION',
+  CLOSED: 'CLOSED',
+};
+
 /** Pointer button mask bits (desktop semantics, not DOM `buttons` order). */
 export const enum PointerButton {
   Left = 1,
@@ -284,13 +295,17 @@ export interface ClosedEvent {
   event: 'closed';
   reason: string;
   message?: string;
-  /** The evidence log's head hash: `guest-console evidence verify FILE --head <it>`. */
+  /** The evidence log's head hash: `guest-console evidence verify <evidence> --head <it>`. */
   evidence_head?: string;
+  /** The run's evidence log (an absolute path). */
+  evidence?: string;
 }
 export interface ErrorEvent {
   event: 'error';
   code: string;
   message: string;
+  /** On a refusal that ends the open: the log that recorded it. */
+  evidence?: string;
 }
 export type ControlEvent =
   | ReadyEvent
@@ -307,10 +322,17 @@ export interface CredentialsCommand {
   password: string;
   domain?: string;
 }
-export type ControlCommand = CredentialsCommand | { cmd: 'lock' } | { cmd: 'close' } | { cmd: 'panic' };
+/** Why the parent closes; absent means OPERATOR_CLOSE (control-channel.json "close_reason?"). */
+export const CLOSE_REASONS = ['OPERATOR_CLOSE', 'AUTH_CANCELLED', 'WINDOW_RELOAD'] as const;
+export type CloseReason = (typeof CLOSE_REASONS)[number];
+export interface CloseCommand {
+  cmd: 'close';
+  reason?: CloseReason;
+}
+export type ControlCommand = CredentialsCommand | { cmd: 'lock' } | CloseCommand | { cmd: 'panic' };
 
 // Field kinds as control-channel.json spells them ("receipt": the event is the receipt).
-export type ControlFieldKind = 'string' | 'string?' | 'uint' | 'hex64' | 'object' | 'phase' | 'refusal';
+export type ControlFieldKind = 'string' | 'string?' | 'uint' | 'hex64' | 'object' | 'phase' | 'refusal' | 'close_reason?';
 export type ControlFieldSpec = ControlFieldKind | { readonly [field: string]: ControlFieldSpec };
 type ControlFieldsOf<T, D extends string> = { readonly [F in Exclude<keyof T, D>]-?: ControlFieldSpec };
 type ControlEventSchema = {
@@ -326,14 +348,14 @@ export const CONTROL_EVENT_SCHEMA: ControlEventSchema = {
   phase: { phase: 'phase', reason: 'string' },
   drained: { upto: 'uint' },
   receipt: 'receipt',
-  error: { code: 'refusal', message: 'string' },
-  closed: { reason: 'refusal', message: 'string', evidence_head: 'string' },
+  error: { code: 'refusal', message: 'string', evidence: 'string?' },
+  closed: { reason: 'refusal', message: 'string', evidence_head: 'string', evidence: 'string' },
 };
 
 export const CONTROL_COMMAND_SCHEMA: ControlCommandSchema = {
   credentials: { username: 'string?', password: 'string', domain: 'string?' },
   lock: {},
-  close: {},
+  close: { reason: 'close_reason?' },
   panic: {},
 };
 
@@ -354,10 +376,54 @@ export interface HostPhaseInfo {
   phase: Phase;
   reason: string;
 }
-export type HostToWebviewMessage = ConnectInfo | HostPhaseInfo;
+/** What the run came to, for the panel's summary (the receipt travels only host -> webview). */
+export interface RunSummary {
+  /** The close reason's code, and its words and next step (src/refusalGuide.ts). */
+  reason: string;
+  headline: string;
+  next: string;
+  /** The evidence log and its head; "" when the console wrote none or did not say. */
+  evidence: string;
+  evidenceHead: string;
+  receipt?: ReceiptSummary;
+}
+export interface ReceiptSummary {
+  /** The receipt's canonical action, e.g. `click(480,200)`. */
+  action: string;
+  /** `executed` or `failed` (then `failure`). */
+  outcome: string;
+  failure?: string;
+  /** `confirmed` (the guest read it all and closed), `unconfirmed`, `not_attempted`. */
+  confirmation: string;
+  confirmMs?: number;
+  eventsSent?: number;
+}
+export interface HostSummaryInfo {
+  type: 'host_summary';
+  summary: RunSummary;
+}
+export interface HostVerifyInfo {
+  type: 'host_verify';
+  ok: boolean;
+  text: string;
+}
+/** Before the guest connects: what the host is doing (connecting, signing in). */
+export interface HostProgressInfo {
+  type: 'host_progress';
+  text: string;
+}
+export type HostToWebviewMessage = ConnectInfo | HostPhaseInfo | HostProgressInfo | HostSummaryInfo | HostVerifyInfo;
 
+export interface PanelStatus {
+  type: 'status';
+  phase: Phase;
+  acked: number;
+  refused: number;
+}
 export type WebviewToHostMessage =
   | { type: 'webview_ready' }
   | { type: 'request_close' }
   | { type: 'request_panic' }
-  | { type: 'status'; phase: Phase; acked: number; refused: number };
+  | { type: 'request_open_evidence' }
+  | { type: 'request_verify_evidence' }
+  | PanelStatus;

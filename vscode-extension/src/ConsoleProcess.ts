@@ -6,7 +6,7 @@ import * as childProcess from 'child_process';
 import type { ChildProcess, SpawnOptions } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { ClosedEvent, ControlCommand, ControlEvent, isPhase } from '../shared/protocol';
+import { ClosedEvent, CloseReason, ControlCommand, ControlEvent, CredentialsRequiredEvent, ErrorEvent, isPhase } from '../shared/protocol';
 import { Disposable, Emitter, toDisposable } from './Disposable';
 import { redact } from './redact';
 
@@ -33,6 +33,8 @@ export interface ConsoleProcessOptions {
 export interface ConsoleExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** Set when no console ran at all: why it could not be started (no secret in it). */
+  startFailure?: string;
 }
 
 /** Environment variables the console may need; everything else stays in the host. */
@@ -165,9 +167,10 @@ export function parseControlEvent(value: unknown): ControlEvent | undefined {
       if (!isUint(v['attempt']) || (username !== undefined && username !== null && typeof username !== 'string')) {
         return undefined;
       }
-      return typeof username === 'string'
-        ? { event: 'credentials_required', username, attempt: v['attempt'] }
-        : { event: 'credentials_required', attempt: v['attempt'] };
+      const asked: CredentialsRequiredEvent = { event: 'credentials_required', attempt: v['attempt'] };
+      if (typeof username === 'string') asked.username = username;
+      if (isUint(v['max_attempts'])) asked.max_attempts = v['max_attempts'];
+      return asked;
     }
     case 'phase': {
       const reason = v['reason'];
@@ -188,13 +191,21 @@ export function parseControlEvent(value: unknown): ControlEvent | undefined {
       if (typeof v['evidence_head'] === 'string') {
         closed.evidence_head = v['evidence_head'];
       }
+      if (typeof v['evidence'] === 'string') {
+        closed.evidence = v['evidence'];
+      }
       return closed;
     }
-    case 'error':
+    case 'error': {
       if (typeof v['code'] !== 'string') {
         return undefined;
       }
-      return { event: 'error', code: v['code'], message: typeof v['message'] === 'string' ? v['message'] : '' };
+      const error: ErrorEvent = { event: 'error', code: v['code'], message: typeof v['message'] === 'string' ? v['message'] : '' };
+      if (typeof v['evidence'] === 'string') {
+        error.evidence = v['evidence'];
+      }
+      return error;
+    }
     default:
       return undefined;
   }
@@ -270,7 +281,7 @@ export class ConsoleProcess extends Disposable {
       // Nothing is spawned; reported like a spawn failure, after the caller subscribed.
       this.log(`console could not start: ${binary.reason}`);
       this.child = undefined;
-      this.exitInfo = { code: null, signal: null };
+      this.exitInfo = { code: null, signal: null, startFailure: binary.reason };
       const exit = this.exitInfo;
       this.exitPromise = Promise.resolve(exit);
       setImmediate(() => this.onExitEmitter.fire(exit));
@@ -294,7 +305,7 @@ export class ConsoleProcess extends Disposable {
         // spawn failure (ENOENT, EACCES): there will be no 'exit'.
         if (child.pid === undefined && !this.exitInfo) {
           this.log(`console could not start: ${redact(err.message)}`);
-          this.exitInfo = { code: null, signal: null };
+          this.exitInfo = { code: null, signal: null, startFailure: `${binary.path}: ${redact(err.message)}` };
           resolve(this.exitInfo);
           this.onExitEmitter.fire(this.exitInfo);
         }
@@ -363,9 +374,10 @@ export class ConsoleProcess extends Disposable {
    * gone") so it can record its close reason; SIGTERM if it has not exited after a short
    * wait; SIGKILL after the grace period. Resolves when this PID has exited.
    */
-  terminate(graceMs = this.terminateGraceMs): Promise<ConsoleExit> {
+  terminate(graceMs = this.terminateGraceMs, reason?: CloseReason): Promise<ConsoleExit> {
     if (!this.exited && !this.terminating) {
-      this.send({ cmd: 'close' });
+      // The default needs no word (the console's is OPERATOR_CLOSE).
+      this.send(reason && reason !== 'OPERATOR_CLOSE' ? { cmd: 'close', reason } : { cmd: 'close' });
       this.child?.stdin?.end();
       const politeMs = Math.min(500, Math.floor(graceMs / 2));
       const term = setTimeout(() => this.signal('SIGTERM'), politeMs);

@@ -17,8 +17,14 @@ export interface CredentialRequest {
   /** Username suggested by the console event, else by the grant's panel metadata. */
   username?: string;
   attempt: number;
+  maxAttempts?: number;
   vmName?: string;
+  /** Why the guest refused the previous attempt, in words (RunNotice.credentialWords). */
+  lastRefusal?: string;
 }
+
+/** Said in every box, before anything is typed: cancelling is not free. */
+export const CANCEL_USES_THE_GRANT = 'Esc cancels and ends the run: the grant is single use.';
 
 export type CredentialOutcome = 'sent' | 'cancelled' | 'console-gone';
 
@@ -27,11 +33,13 @@ export async function runCredentialFlow(
   sink: CredentialSink,
   request: CredentialRequest,
 ): Promise<CredentialOutcome> {
-  const where = request.vmName ? ` for ${request.vmName}` : '';
-  const retry = request.attempt > 1 ? ` (attempt ${request.attempt})` : '';
+  const where = request.vmName ? ` to ${request.vmName}` : '';
+  const of = request.maxAttempts ? ` of ${request.maxAttempts}` : '';
+  const retry = request.attempt > 1 ? ` (attempt ${request.attempt}${of})` : '';
+  const refused = request.lastRefusal && request.attempt > 1 ? ` The guest refused the last attempt: ${request.lastRefusal}.` : '';
   const username = await ui.showInputBox({
     title: `Guest Console: sign in${where}${retry}`,
-    prompt: 'Guest username',
+    prompt: `Guest username.${refused} ${CANCEL_USES_THE_GRANT}`,
     value: request.username ?? '',
     ignoreFocusOut: true,
     validateInput: (v) => (v.trim().length === 0 ? 'A username is required' : undefined),
@@ -41,7 +49,7 @@ export async function runCredentialFlow(
   }
   const domain = await ui.showInputBox({
     title: `Guest Console: sign in${where}${retry}`,
-    prompt: 'Domain (optional; leave empty for a local account)',
+    prompt: `Domain (optional; leave empty for a local account). ${CANCEL_USES_THE_GRANT}`,
     value: '',
     ignoreFocusOut: true,
   });
@@ -50,7 +58,7 @@ export async function runCredentialFlow(
   }
   let password: string | undefined = await ui.showInputBox({
     title: `Guest Console: sign in${where}${retry}`,
-    prompt: `Password for ${username.trim()}`,
+    prompt: `Password for ${username.trim()}. ${CANCEL_USES_THE_GRANT}`,
     password: true,
     ignoreFocusOut: true,
   });

@@ -3,10 +3,54 @@
 import * as vscode from 'vscode';
 import { ConsoleManager } from './ConsoleManager';
 import { resolveConsoleBinary } from './ConsoleProcess';
-import type { HostApi } from './HostApi';
+import type { HostApi, StatusItem } from './HostApi';
 import { McpRegistration } from './McpRegistration';
 
 let manager: ConsoleManager | undefined;
+
+function statusItem(): StatusItem {
+  const item = vscode.window.createStatusBarItem('guestConsole.run', vscode.StatusBarAlignment.Left, 100);
+  item.name = 'Guest Console';
+  let kind: StatusItem['kind'] = 'normal';
+  let command: StatusItem['command'];
+  return {
+    get text() {
+      return item.text;
+    },
+    set text(v: string) {
+      item.text = v;
+    },
+    get tooltip() {
+      return typeof item.tooltip === 'string' ? item.tooltip : '';
+    },
+    set tooltip(v: string) {
+      item.tooltip = v;
+    },
+    get accessibilityLabel() {
+      return item.accessibilityInformation?.label ?? '';
+    },
+    set accessibilityLabel(v: string) {
+      item.accessibilityInformation = { label: v, role: 'button' };
+    },
+    get kind() {
+      return kind;
+    },
+    set kind(v: StatusItem['kind']) {
+      kind = v;
+      item.backgroundColor = v === 'normal' ? undefined : new vscode.ThemeColor(v === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+    },
+    get command() {
+      return command;
+    },
+    set command(v: StatusItem['command']) {
+      command = v;
+      item.command = v ? { command: v.id, title: 'Show Console Panel', arguments: v.args } : undefined;
+    },
+    show: () => item.show(),
+    hide: () => item.hide(),
+    dispose: () => item.dispose(),
+  };
+}
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Guest Console');
@@ -32,6 +76,24 @@ export function activate(context: vscode.ExtensionContext): void {
     extensionId: context.extension.id,
     settings,
     log: (line) => output.appendLine(`${new Date().toISOString()} ${line}`),
+    notify: (severity, message, actions) => {
+      const show = severity === 'error' ? vscode.window.showErrorMessage : severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      return show(message, ...actions);
+    },
+    confirm: async (message, detail, button) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, button)) === button,
+    pick: async (title, placeHolder, items) => (await vscode.window.showQuickPick([...items], { title, placeHolder, ignoreFocusOut: true }))?.value,
+    progress: (where, title, task) => {
+      const location = where === 'window' ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification;
+      void vscode.window.withProgress({ location, title, cancellable: false }, (progress) => task((message) => progress.report({ message })));
+    },
+    createStatusItem: statusItem,
+    openFile: async (file, line) => {
+      const at = line === undefined ? undefined : new vscode.Range(line, 0, line, 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true, ...(at ? { selection: at } : {}) });
+    },
+    showLog: () => output.show(true),
+    openSettings: (query) => void vscode.commands.executeCommand('workbench.action.openSettings', query),
+    executeCommand: (id, ...args) => vscode.commands.executeCommand(id, ...args),
   };
   // The MCP relay is the same console binary the panel's console was spawned from.
   const consoleBinary = () => {
@@ -49,13 +111,11 @@ export function activate(context: vscode.ExtensionContext): void {
       const session = await m.openForGrant(grantPath);
       return session ? { pid: session.process.pid } : undefined;
     }),
-    vscode.commands.registerCommand('guestConsole.lock', () => {
-      if (!m.lock()) {
-        void vscode.window.showWarningMessage('Guest Console: no running console to lock.');
-      }
-    }),
+    vscode.commands.registerCommand('guestConsole.lock', () => m.lock()),
     vscode.commands.registerCommand('guestConsole.close', () => m.close()),
     vscode.commands.registerCommand('guestConsole.panic', () => m.panic()),
+    vscode.commands.registerCommand('guestConsole.panicAll', () => m.panicAll()),
+    vscode.commands.registerCommand('guestConsole.showPanel', (run?: unknown) => m.showPanel(run)),
   );
 }
 

@@ -101,7 +101,12 @@ export async function openPanelPage(page: Page, sitePort: number): Promise<void>
   await page.addInitScript(() => {
     const posted: unknown[] = [];
     (window as unknown as { __posted: unknown[] }).__posted = posted;
-    (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({ postMessage: (m: unknown) => posted.push(m) });
+    let state: unknown;
+    (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({
+      postMessage: (m: unknown) => posted.push(m),
+      getState: () => state,
+      setState: (s: unknown) => (state = s),
+    });
   });
   await page.goto(`http://127.0.0.1:${sitePort}/`);
   await page.waitForFunction(() => (window as unknown as { __posted: Array<{ type: string }> }).__posted.some((m) => m.type === 'webview_ready'));

@@ -177,6 +177,40 @@ private slots:
     QTRY_COMPARE(panic.count(), 1);
     QCOMPARE(lock.count(), 1);
     QCOMPARE(close.count(), 1);
+    QCOMPARE(close.at(0).at(0).value<Refusal>(), Refusal::OperatorClose);
+  }
+
+  // The parent says why it closes (a cancelled sign-in, a window reload): that reason, and
+  // only one of those a parent can know, becomes the close reason.
+  void closeCarriesTheParentsReason_data() {
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<QString>("reason"); // empty: refused
+    QTest::newRow("no reason") << QByteArray("{\"cmd\":\"close\"}\n") << "OPERATOR_CLOSE";
+    for (const char* code : {"OPERATOR_CLOSE", "AUTH_CANCELLED", "WINDOW_RELOAD"})
+      QTest::newRow(code) << QByteArray("{\"cmd\":\"close\",\"reason\":\"") + code + "\"}\n"
+                          << QString::fromLatin1(code);
+    for (const char* code : {"PANIC", "ACTION_DONE", "PARENT_GONE", "operator", ""})
+      QTest::newRow(qPrintable(QStringLiteral("refused %1").arg(QLatin1String(code))))
+          << QByteArray("{\"cmd\":\"close\",\"reason\":\"") + code + "\"}\n"
+          << QString();
+  }
+  void closeCarriesTheParentsReason() {
+    QFETCH(QByteArray, line);
+    QFETCH(QString, reason);
+    Pipes pipes;
+    ControlChannel channel(pipes.consoleRead, pipes.consoleWrite);
+    QVERIFY(channel.start());
+    QSignalSpy close(&channel, &ControlChannel::closeRequested);
+    QSignalSpy refused(&channel, &ControlChannel::refused);
+    pipes.write(line);
+    QTRY_COMPARE(close.count() + refused.count(), 1);
+    if (reason.isEmpty()) {
+      QCOMPARE(close.count(), 0);
+      QCOMPARE(refused.at(0).at(0).value<Refusal>(), Refusal::ProtocolMalformed);
+      QVERIFY(pipes.readOutput().startsWith("{\"event\":\"error\",\"code\":\"PROTOCOL_MALFORMED\""));
+    } else {
+      QCOMPARE(refusalName(close.at(0).at(0).value<Refusal>()), reason);
+    }
   }
 
   void refusesBadLines_data() {
@@ -262,7 +296,10 @@ private slots:
         QJsonObject{{QStringLiteral("event_id"), QStringLiteral("e-1")},
                     {QStringLiteral("evidence_head"), QString::fromLatin1(kHead)}});
     QTest::newRow("error") << control::error(Refusal::PhaseWrong, QStringLiteral("not yet"));
-    QTest::newRow("closed") << control::closed(Refusal::OperatorClose, QStringLiteral("closed"), kHead);
+    QTest::newRow("error with its evidence") << control::error(Refusal::GrantReused, QStringLiteral("used"),
+                                                               QStringLiteral("/s/evidence/r.jsonl"));
+    QTest::newRow("closed") << control::closed(Refusal::OperatorClose, QStringLiteral("closed"), kHead,
+                                               QStringLiteral("/s/evidence/run-1.jsonl"));
   }
   void everyEventBuilderMatchesTheSchema() {
     QFETCH(control::Event, event);
@@ -317,13 +354,21 @@ private slots:
     QFETCH(QString, cmd);
     const QJsonObject fields =
         schema().value(QStringLiteral("parentToConsole")).toObject().value(cmd).toObject();
-    for (auto it = fields.begin(); it != fields.end(); ++it) // the reader takes flat strings only
-      QVERIFY2(it.value().toString().startsWith(QLatin1String("string")), qPrintable(it.key()));
-    const auto line = [&cmd, &fields](bool optional, bool extra) {
+    // The reader takes flat strings only: any string, or a close reason's code.
+    const auto sample = [](const QString& kind, const QString& key) -> std::optional<QString> {
+      if (kind.startsWith(QLatin1String("string")))
+        return QStringLiteral("v-") + key;
+      if (kind == QLatin1String("close_reason?"))
+        return QStringLiteral("WINDOW_RELOAD");
+      return std::nullopt;
+    };
+    for (auto it = fields.begin(); it != fields.end(); ++it)
+      QVERIFY2(sample(it.value().toString(), it.key()), qPrintable(it.key()));
+    const auto line = [&cmd, &fields, &sample](bool optional, bool extra) {
       QJsonObject o{{QStringLiteral("cmd"), cmd}};
       for (auto it = fields.begin(); it != fields.end(); ++it) {
         if (optional || !it.value().toString().endsWith(QLatin1Char('?')))
-          o.insert(it.key(), QStringLiteral("v-") + it.key());
+          o.insert(it.key(), *sample(it.value().toString(), it.key()));
       }
       if (extra)
         o.insert(QStringLiteral("extra"), QStringLiteral("1"));
@@ -340,9 +385,9 @@ private slots:
         ++routed;
         c.wipe();
       });
-      for (auto signal :
-           {&ControlChannel::lockRequested, &ControlChannel::closeRequested, &ControlChannel::panicRequested})
+      for (auto signal : {&ControlChannel::lockRequested, &ControlChannel::panicRequested})
         connect(&channel, signal, this, [&routed] { ++routed; });
+      connect(&channel, &ControlChannel::closeRequested, this, [&routed](Refusal) { ++routed; });
       pipes.write(line(optional, extra));
       QTRY_COMPARE(routed + int(refused.count()), 1);
       QCOMPARE(routed, extra ? 0 : 1);

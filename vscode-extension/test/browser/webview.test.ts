@@ -9,105 +9,15 @@ import * as os from 'os';
 import * as path from 'path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { renderPanelHtml } from '../../src/panelHtml';
 import type { ConnectInfo, Phase } from '../../shared/protocol';
 import { canvasPixels, CHROMIUM_ARGS, openPanelPage, servePanelSite } from '../browser';
 import { encodeFrame, solidPng } from '../frames';
 import { PACKAGE_ROOT, waitFor } from '../helpers';
+import { CAPABILITY, HEIGHT, QUADRANTS, StubConsole, WIDTH } from '../stubConsole';
 
 const CHROMIUM = process.env['GC_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARTIFACTS = process.env['GC_ARTIFACTS_DIR'] ?? path.join(os.tmpdir(), 'gc-artifacts');
-const WIDTH = 320;
-const HEIGHT = 200;
-const CAPABILITY = randomBytes(32).toString('hex');
-const QUADRANTS: Array<{ x: number; y: number; rgb: [number, number, number] }> = [
-  { x: 0, y: 0, rgb: [220, 20, 60] },
-  { x: WIDTH / 2, y: 0, rgb: [20, 200, 80] },
-  { x: 0, y: HEIGHT / 2, rgb: [30, 60, 230] },
-  { x: WIDTH / 2, y: HEIGHT / 2, rgb: [250, 250, 250] },
-];
-
-type Recorded = { kind: 'text'; msg: Record<string, unknown> } | { kind: 'binary' };
-
-class StubConsole {
-  readonly server: WebSocketServer;
-  readonly messages: Recorded[] = [];
-  readonly upgradeUrls: string[] = [];
-  readonly origins: Array<string | undefined> = [];
-  socket: ServerSocket | undefined;
-  helloOk = false;
-  nextFrame = 1;
-
-  constructor() {
-    this.server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    this.server.on('connection', (socket, req) => {
-      this.upgradeUrls.push(req.url ?? '');
-      this.origins.push(req.headers.origin);
-      this.socket = socket;
-      socket.on('message', (data, isBinary) => {
-        if (isBinary) {
-          this.messages.push({ kind: 'binary' });
-          socket.close(4002, 'binary from panel');
-          return;
-        }
-        const msg = JSON.parse(data.toString()) as Record<string, unknown>;
-        this.messages.push({ kind: 'text', msg });
-        if (!this.helloOk) {
-          // The console's rule: the first message must be hello with the capability.
-          if (msg['type'] !== 'hello' || msg['capability'] !== CAPABILITY) {
-            socket.close(4001, 'hello expected');
-            return;
-          }
-          this.helloOk = true;
-          this.send({
-            type: 'welcome',
-            run: 'run-browser',
-            task: 'task-browser',
-            vm: 'win11-bench',
-            identity: { grant_digest: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', cert_sha256: 'AB:CD:EF:01:23:45:67:89:AB:CD:EF:01', security: 'tls' },
-            phase: 'SETUP',
-            width: WIDTH,
-            height: HEIGHT,
-            protocol: 1,
-          });
-          this.sendFrame();
-        }
-      });
-    });
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  send(msg: Record<string, unknown>): void {
-    this.socket?.send(JSON.stringify(msg));
-  }
-
-  /** One frame: four PNG rectangles, one per quadrant. Returns its id. */
-  sendFrame(): number {
-    const id = this.nextFrame++;
-    const rects = QUADRANTS.map((q) => ({ x: q.x, y: q.y, w: WIDTH / 2, h: HEIGHT / 2, encoding: 1, data: solidPng(WIDTH / 2, HEIGHT / 2, q.rgb) }));
-    this.socket?.send(encodeFrame(id, WIDTH, HEIGHT, rects));
-    return id;
-  }
-
-  texts(): Array<Record<string, unknown>> {
-    return this.messages.flatMap((m) => (m.kind === 'text' ? [m.msg] : []));
-  }
-
-  inputsSince(index: number): Array<Record<string, unknown>> {
-    return this.texts()
-      .slice(index)
-      .filter((m) => m['type'] === 'key' || m['type'] === 'pointer');
-  }
-
-  async acked(frame: number): Promise<void> {
-    await waitFor(() => this.texts().some((m) => m['type'] === 'frame_ack' && m['frame'] === frame), 5000, `frame_ack ${frame}`);
-  }
-}
-
 describe('webview in chromium against a stub console', () => {
   let stub: StubConsole;
   let decoy: http.Server;

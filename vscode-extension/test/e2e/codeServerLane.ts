@@ -151,6 +151,15 @@ export class CodeServerLane {
     }
     await run(this.o.codeServer, [...common, '--install-extension', vsix], { env });
     this.stamp('extension installed');
+    // The console's settings are machine-scoped: in a remote window (code-server is one) VS Code
+    // takes them from the remote machine's settings. Read from the user settings they last only
+    // until the user settings next change (a theme switch drops them), so they go to both.
+    const machine = {
+      ...(this.o.consoleBin === undefined ? {} : { 'guestConsole.binaryPath': this.o.consoleBin }),
+      'guestConsole.issuerKeyPath': this.o.issuerKey,
+    };
+    await fs.mkdir(path.join(d('user-data'), 'Machine'), { recursive: true });
+    await fs.writeFile(path.join(d('user-data'), 'Machine', 'settings.json'), JSON.stringify(machine, null, 2));
     await fs.mkdir(path.join(d('user-data'), 'User'), { recursive: true });
     await fs.writeFile(
       path.join(d('user-data'), 'User', 'settings.json'),
@@ -255,11 +264,17 @@ export class CodeServerLane {
     const left = (): number => Math.max(1, deadline - Date.now());
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (let attempt = 1; ; attempt++) {
-      await page.keyboard.press('F1');
+      // The title bar's command center opens the quick input wherever the keyboard is (F1
+      // would go to a guest screen that has it); '>' makes it the command palette. F1 where
+      // the window has no command center.
+      const center = page.locator('.command-center .command-center-center').first();
+      const byClick = await center.isVisible().catch(() => false);
+      if (byClick) await center.click();
+      else await page.keyboard.press('F1');
       const input = page.locator('.quick-input-widget input.input');
       await input.waitFor({ state: 'visible', timeout: left() });
-      // Typed, not filled: the palette filters on keystrokes ('>' is already there).
-      await page.keyboard.type(title);
+      // Typed, not filled: the palette filters on keystrokes (F1 put the '>' there already).
+      await page.keyboard.type(byClick ? `>${title}` : title);
       let answer = await page
         .waitForFunction(
           (t) => {
@@ -338,7 +353,7 @@ export class CodeServerLane {
    * the panel's webview once it shows SETUP.
    */
   async openGrant(grantPath: string, signIn: SignIn, setupTimeoutMs = UI_STEP_MS): Promise<Frame> {
-    await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+    await this.focusWorkbench();
     await this.palette('Guest Console: Open for Grant');
     await this.pickFile(grantPath);
     this.stamp('grant picked');
@@ -357,13 +372,108 @@ export class CodeServerLane {
   }
 
   /** Waits until the panel shows one of `phases`; resolves with the one shown. */
-  async phaseShown(phases: string | readonly string[], timeout = UI_STEP_MS): Promise<string> {
+  async phaseShown(phases: string | readonly string[], timeout = UI_STEP_MS, frame: Frame = this.webview): Promise<string> {
     const want = typeof phases === 'string' ? [phases] : [...phases];
-    const handle = await this.webview.waitForFunction((ps) => {
+    const handle = await frame.waitForFunction((ps) => {
       const p = document.getElementById('phase')?.dataset['phase'] ?? '';
       return ps.includes(p) ? p : false;
     }, want, { timeout });
     return String(await handle.jsonValue());
+  }
+
+  /** The panel webview whose document has this title (the grant's panel title). */
+  async panelFrame(title: string): Promise<Frame> {
+    return waitFor(
+      async () => {
+        for (const outer of await this.page.locator('iframe.webview').elementHandles()) {
+          const outerFrame = await outer.contentFrame();
+          const inner = await outerFrame?.$('#active-frame');
+          const frame = await inner?.contentFrame();
+          if (frame && (await frame.title().catch(() => '')) === title) return frame;
+        }
+        return undefined;
+      },
+      UI_STEP_MS,
+      `the panel titled ${title}`,
+    );
+  }
+
+  /**
+   * Gives VS Code the keyboard, as the operator does: a click on an editor tab (else the editor
+   * area), then the panel's release chord (left Ctrl+Alt alone) in case the click put the focus
+   * back on a guest screen in SETUP; anywhere else the chord does nothing.
+   */
+  async focusWorkbench(tabLabel?: string): Promise<void> {
+    const tab = tabLabel ? this.tab(tabLabel) : this.page.locator('.tabs-container .tab.active').first();
+    if ((await tab.count()) > 0) await tab.click();
+    else await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+    await this.page.keyboard.down('ControlLeft');
+    await this.page.keyboard.down('AltLeft');
+    await this.page.keyboard.up('AltLeft');
+    await this.page.keyboard.up('ControlLeft');
+  }
+
+  /** An editor tab by (a part of) its title. */
+  tab(label: string): ReturnType<Page['locator']> {
+    return this.page.locator('.tabs-container .tab', { hasText: label }).first();
+  }
+
+  async tabLabels(): Promise<string[]> {
+    return (await this.page.locator('.tabs-container .tab .label-name').allInnerTexts()).map((t) => t.trim());
+  }
+
+  /** The extension's status bar item. */
+  statusItem(): ReturnType<Page['locator']> {
+    return this.page.locator('.statusbar-item[id$="guestConsole.run"]');
+  }
+
+  /** Waits for a notification toast whose message matches; resolves with it and its text. */
+  async notification(match: RegExp, timeout = UI_STEP_MS): Promise<{ toast: ReturnType<Page['locator']>; message: string; buttons: string[] }> {
+    const toasts = this.page.locator('.notifications-toasts .notification-toast');
+    const found = await waitFor(
+      async () => {
+        for (const toast of await toasts.all()) {
+          const message = (await toast.locator('.notification-list-item-message').innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+          if (match.test(message)) return { toast, message };
+        }
+        return undefined;
+      },
+      timeout,
+      `a notification matching ${match}`,
+    );
+    const buttons = (await found.toast.locator('.notification-list-item-buttons-container .monaco-button').allInnerTexts()).map((b) => b.trim());
+    return { ...found, buttons };
+  }
+
+  /**
+   * Clears every notification: VS Code shows at most 3 toasts at once, and a newer one waits in
+   * the notification center until older ones are gone.
+   */
+  async clearNotifications(): Promise<void> {
+    await this.focusWorkbench();
+    await this.palette('Notifications: Clear All Notifications');
+    await this.page.locator('.notifications-toasts .notification-toast').first().waitFor({ state: 'detached', timeout: UI_STEP_MS });
+  }
+
+  /** Every notification message shown so far (toasts and the notification center's list). */
+  async notificationTexts(): Promise<string[]> {
+    return (await this.page.locator('.notification-list-item-message').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  }
+
+  /**
+   * Rewrites the settings with these keys changed (VS Code picks the file up by itself): the
+   * extension's machine-scoped ones in the remote machine's settings, the others in the user's.
+   */
+  async updateSettings(changes: Record<string, unknown>): Promise<void> {
+    for (const [scope, keys] of [
+      ['Machine', Object.keys(changes).filter((k) => k.startsWith('guestConsole.'))],
+      ['User', Object.keys(changes).filter((k) => !k.startsWith('guestConsole.'))],
+    ] as const) {
+      if (keys.length === 0) continue;
+      const file = path.join(this.o.root, 'user-data', scope, 'settings.json');
+      const now = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+      await fs.writeFile(file, JSON.stringify({ ...now, ...Object.fromEntries(keys.map((k) => [k, changes[k]])) }, null, 2));
+    }
   }
 }
 

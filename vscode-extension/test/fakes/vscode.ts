@@ -4,7 +4,8 @@
 import * as path from 'path';
 import type * as vscode from 'vscode';
 import { Emitter } from '../../src/Disposable';
-import type { ConsoleSettings, HostApi } from '../../src/HostApi';
+import type { ConsoleSettings, HostApi, PickItem, ProgressReport, StatusItem } from '../../src/HostApi';
+import type { NoticeSeverity } from '../../src/RunNotice';
 
 export class FakeUri {
   constructor(
@@ -38,6 +39,7 @@ export class FakeWebviewPanel {
   readonly posted: unknown[] = [];
   private readonly received = new Emitter<unknown>();
   private readonly disposeEmitter = new Emitter<void>();
+  private readonly viewStateEmitter = new Emitter<void>();
   readonly webview = {
     html: '',
     cspSource: 'https://fake.vscode-cdn.invalid',
@@ -49,6 +51,7 @@ export class FakeWebviewPanel {
     onDidReceiveMessage: this.received.event,
   };
   readonly onDidDispose = this.disposeEmitter.event;
+  readonly onDidChangeViewState = this.viewStateEmitter.event;
 
   constructor(
     readonly viewType: string,
@@ -59,6 +62,11 @@ export class FakeWebviewPanel {
   }
   reveal(): void {
     this.reveals += 1;
+  }
+  /** The operator focused this tab (or another one). */
+  setActive(active: boolean): void {
+    this.active = active;
+    this.viewStateEmitter.fire();
   }
   /** The webview script posting to the host. */
   fromWebview(message: unknown): void {
@@ -72,12 +80,57 @@ export class FakeWebviewPanel {
   }
 }
 
+export interface FakeNotice {
+  severity: NoticeSeverity;
+  message: string;
+  actions: readonly string[];
+}
+
+export class FakeStatusItem implements StatusItem {
+  text = '';
+  tooltip = '';
+  accessibilityLabel = '';
+  kind: StatusItem['kind'] = 'normal';
+  command: StatusItem['command'];
+  visible = false;
+  show(): void {
+    this.visible = true;
+  }
+  hide(): void {
+    this.visible = false;
+  }
+  dispose(): void {
+    this.visible = false;
+  }
+}
+
+export class FakeProgress {
+  readonly messages: string[] = [];
+  done = false;
+  constructor(
+    readonly where: 'notification' | 'window',
+    readonly title: string,
+  ) {}
+}
+
 export class FakeHost implements HostApi {
   readonly logs: string[] = [];
   readonly panels: FakeWebviewPanel[] = [];
   readonly inputBoxes: vscode.InputBoxOptions[] = [];
-  readonly errors: string[] = [];
-  readonly infos: string[] = [];
+  readonly notices: FakeNotice[] = [];
+  readonly confirms: Array<{ message: string; detail: string; button: string }> = [];
+  readonly picks: Array<{ title: string; items: string[] }> = [];
+  readonly progresses: FakeProgress[] = [];
+  readonly opened: Array<{ path: string; line: number | undefined }> = [];
+  readonly commands: Array<{ id: string; args: unknown[] }> = [];
+  readonly statusItem = new FakeStatusItem();
+  /** The button the next notifications answer with, in order (undefined: dismissed). */
+  noticeAnswers: Array<string | undefined> = [];
+  confirmAnswer = true;
+  /** Picks the item whose label or description contains this (undefined: cancelled). */
+  pickAnswer: string | undefined;
+  logShown = 0;
+  settingsOpened: string[] = [];
   /** Scripted answers for showInputBox, in order; undefined = the operator cancelled. */
   inputAnswers: Array<string | undefined> = [];
   openDialogAnswer: string | undefined;
@@ -106,15 +159,55 @@ export class FakeHost implements HostApi {
       return Promise.resolve(this.inputAnswers.shift());
     },
     showOpenDialog: () => Promise.resolve(this.openDialogAnswer ? [FakeUri.file(this.openDialogAnswer) as unknown as vscode.Uri] : undefined),
-    showErrorMessage: (message: string) => {
-      this.errors.push(message);
-      return Promise.resolve(undefined);
-    },
-    showInformationMessage: (message: string) => {
-      this.infos.push(message);
-      return Promise.resolve(undefined);
-    },
   };
+
+  get errors(): string[] {
+    return this.notices.filter((n) => n.severity === 'error').map((n) => n.message);
+  }
+
+  notify(severity: NoticeSeverity, message: string, actions: readonly string[]): Promise<string | undefined> {
+    this.notices.push({ severity, message, actions });
+    return Promise.resolve(this.noticeAnswers.shift());
+  }
+
+  confirm(message: string, detail: string, button: string): Promise<boolean> {
+    this.confirms.push({ message, detail, button });
+    return Promise.resolve(this.confirmAnswer);
+  }
+
+  pick<T>(title: string, _placeHolder: string, items: ReadonlyArray<PickItem<T>>): Promise<T | undefined> {
+    this.picks.push({ title, items: items.map((i) => `${i.label} | ${i.description ?? ''}`) });
+    const want = this.pickAnswer;
+    return Promise.resolve(want === undefined ? undefined : items.find((i) => i.label.includes(want) || (i.description ?? '').includes(want))?.value);
+  }
+
+  progress(where: 'notification' | 'window', title: string, task: (report: ProgressReport) => Promise<void>): void {
+    const p = new FakeProgress(where, title);
+    this.progresses.push(p);
+    void task((m) => p.messages.push(m)).then(() => (p.done = true));
+  }
+
+  createStatusItem(): StatusItem {
+    return this.statusItem;
+  }
+
+  openFile(path: string, line?: number): Promise<void> {
+    this.opened.push({ path, line });
+    return Promise.resolve();
+  }
+
+  showLog(): void {
+    this.logShown += 1;
+  }
+
+  openSettings(query: string): void {
+    this.settingsOpened.push(query);
+  }
+
+  executeCommand(id: string, ...args: unknown[]): Promise<unknown> {
+    this.commands.push({ id, args });
+    return Promise.resolve(undefined);
+  }
 
   readonly env = {
     asExternalUri: (u: vscode.Uri) => Promise.resolve((this.externalUri ? this.externalUri(u as unknown as FakeUri) : u) as vscode.Uri),

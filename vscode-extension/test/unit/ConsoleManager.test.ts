@@ -4,7 +4,8 @@ import { ConsoleManager } from '../../src/ConsoleManager';
 import { McpRegistration } from '../../src/McpRegistration';
 import type { ConnectInfo } from '../../shared/protocol';
 import { FakeHost, FakeMcpStdioServerDefinition, FakeUri } from '../fakes/vscode';
-import { FAKE_CONSOLE, pidAlive, tempDir, waitFor, writeGrant } from '../helpers';
+import { promises as fs } from 'fs';
+import { FAKE_CONSOLE, pidAlive, readRecord, tempDir, waitFor, writeGrant } from '../helpers';
 
 function setup(): { host: FakeHost; manager: ConsoleManager; mcp: McpRegistration } {
   const host = new FakeHost();
@@ -102,13 +103,122 @@ describe('ConsoleManager', () => {
   });
 
   it('lockCommandGoesToTheConsoleStdin', async () => {
-    const { manager } = setup();
+    const { host, manager } = setup();
     const dir = await tempDir();
     const session = await manager.openForGrant(await writeGrant(dir, { port: 41006 }, 'run-lock'));
     assert.ok(session);
-    await waitFor(() => session.currentPhase === 'SETUP', 5000, 'SETUP');
-    assert.equal(manager.lock(), true);
+    await waitFor(() => session.currentPhase === 'SETUP' && host.panels[0], 5000, 'SETUP');
+    assert.equal(await manager.lock(), true);
     await waitFor(() => session.currentPhase === 'LOCKING', 5000, 'LOCKING');
     await manager.shutdown();
+  });
+
+  /** Two runs, each with its panel, both in SETUP; the second one opened last. */
+  async function twoRuns(extra: Record<string, unknown> = {}) {
+    const { host, manager } = setup();
+    const dir = await tempDir();
+    const recordA = `${dir}/a.json`;
+    const recordB = `${dir}/b.json`;
+    const grantA = await writeGrant(dir, { port: 41011, record: recordA, ...extra }, 'run-a');
+    const grantB = await writeGrant(dir, { port: 41012, record: recordB, ...extra }, 'run-b');
+    await fs.writeFile(grantB, (await fs.readFile(grantB, 'utf8')).replace('win11-bench', 'win11-other'));
+    const a = await manager.openForGrant(grantA);
+    await waitFor(() => host.panels.length === 1, 5000, 'the first panel'); // host.panels[0] is run-a's
+    const b = await manager.openForGrant(grantB);
+    assert.ok(a && b);
+    await waitFor(() => a.currentPhase === 'SETUP' && b.currentPhase === 'SETUP' && host.panels.length === 2, 5000, 'two panels in SETUP');
+    const [panelA, panelB] = host.panels;
+    assert.ok(panelA && panelB);
+    const stdin = async (file: string) => (await readRecord(file).catch(() => ({ stdin: [] as string[] }))).stdin;
+    return { host, manager, a, b, panelA, panelB, stdin: { a: () => stdin(recordA), b: () => stdin(recordB) } };
+  }
+
+  it('locksTheRunInTheActivePanelAfterAConfirmationNamingItsRunAndVm', async () => {
+    const { host, manager, a, panelA, panelB, stdin } = await twoRuns();
+    panelA.setActive(true);
+    panelB.setActive(false); // the last one opened is not the one in view
+    assert.equal(await manager.lock(), true);
+    assert.equal(host.picks.length, 0, 'no question when the panel in view says which run');
+    assert.equal(host.confirms.length, 1);
+    assert.match(host.confirms[0]?.message ?? '', /run-a/);
+    assert.match(host.confirms[0]?.message ?? '', /win11-bench/);
+    await waitFor(() => a.currentPhase === 'LOCKING', 5000, 'run-a LOCKING');
+    assert.ok((await stdin.a()).includes('{"cmd":"lock"}'));
+    assert.ok(!(await stdin.b()).includes('{"cmd":"lock"}'), 'the other run was locked');
+    await manager.shutdown();
+  });
+
+  it('asksWhichRunToLockWhenNoPanelIsActiveAndLocksNothingWhenDeclined', async () => {
+    const { host, manager, b, panelA, panelB, stdin } = await twoRuns();
+    panelA.setActive(false);
+    panelB.setActive(false);
+    host.confirmAnswer = false;
+    host.pickAnswer = 'run-b';
+    assert.equal(await manager.lock(), false);
+    assert.deepEqual(host.picks[0]?.items, ['win11-bench | run run-a', 'win11-other | run run-b']);
+    assert.match(host.confirms[0]?.message ?? '', /run-b on VM win11-other/);
+    host.confirmAnswer = true;
+    assert.equal(await manager.lock(), true);
+    await waitFor(() => b.currentPhase === 'LOCKING', 5000, 'run-b LOCKING');
+    assert.ok(!(await stdin.a()).includes('{"cmd":"lock"}'));
+    host.pickAnswer = undefined; // the operator dismissed the question
+    assert.equal(await manager.lock(), false);
+    await manager.shutdown();
+  });
+
+  it('closesAndPanicsOnlyTheRunInView', async () => {
+    const { host, manager, a, b, panelA, panelB } = await twoRuns({ exitOnPanic: true });
+    panelA.setActive(false);
+    panelB.setActive(true);
+    await manager.panic();
+    await b.process.exit;
+    assert.equal(a.ended, false, 'panic ended the run that was not in view');
+    panelA.setActive(true);
+    await manager.close();
+    await a.process.exit;
+    assert.equal(host.picks.length, 0);
+    await manager.shutdown();
+  });
+
+  it('panicWithoutAPanelInViewOffersEveryConsole', async () => {
+    const { host, manager, a, b, panelA, panelB } = await twoRuns();
+    panelA.setActive(false);
+    panelB.setActive(false);
+    host.pickAnswer = 'Every console';
+    await manager.panic();
+    await Promise.all([a.process.exit, b.process.exit]);
+    assert.equal(host.picks[0]?.items[0], 'Every console (2) | all runs in this window');
+    await manager.shutdown();
+  });
+
+  it('showsThePhaseOfTheRunInViewInTheStatusBarAndEachTabTitle', async () => {
+    const { host, manager, panelA, panelB } = await twoRuns({ lockRuns: true });
+    panelA.setActive(true);
+    panelB.setActive(false);
+    await waitFor(() => host.statusItem.text.includes('win11-bench'), 2000, `status bar on run-a, not ${JSON.stringify(host.statusItem)}`);
+    assert.equal(host.statusItem.text, '$(vm) SETUP · win11-bench +1');
+    assert.equal(host.statusItem.visible, true);
+    assert.deepEqual(host.statusItem.command, { id: 'guestConsole.showPanel', args: ['run-a'] });
+    assert.equal(panelA.title, 'Bench VM — SETUP');
+    panelA.fromWebview({ type: 'status', phase: 'SETUP', acked: 9, refused: 2 });
+    assert.match(host.statusItem.tooltip, /acked 9 · refused 2/);
+    panelA.setActive(false);
+    panelB.setActive(true);
+    assert.equal(host.statusItem.text, '$(vm) SETUP · win11-other +1');
+    assert.equal(await manager.lock(), true);
+    await waitFor(() => host.statusItem.text.startsWith('$(vm) CAPTURING'), 5000, 'CAPTURING in the status bar');
+    assert.equal(host.statusItem.kind, 'warning');
+    assert.match(host.statusItem.tooltip, /drained #12/);
+    assert.equal(panelB.title, 'Bench VM — CAPTURING');
+    assert.equal(panelA.title, 'Bench VM — SETUP');
+    await manager.shutdown();
+  });
+
+  it('deactivationClosesEveryConsoleAsAWindowReloadWithoutNotifications', async () => {
+    const { host, manager, stdin } = await twoRuns();
+    await manager.shutdown();
+    assert.ok((await stdin.a()).includes('{"cmd":"close","reason":"WINDOW_RELOAD"}'), JSON.stringify(await stdin.a()));
+    assert.ok((await stdin.b()).includes('{"cmd":"close","reason":"WINDOW_RELOAD"}'));
+    assert.deepEqual(host.notices, []);
   });
 });

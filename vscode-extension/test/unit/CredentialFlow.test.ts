@@ -39,7 +39,7 @@ describe('CredentialFlow', () => {
       html: host.panels.map((p) => p.webview.html),
       posted: host.panels.map((p) => p.posted),
       errors: host.errors,
-      infos: host.infos,
+      notices: host.notices,
       settings: host.settingsValue,
     });
     assert.ok(!everywhere.includes(SENTINEL_PASSWORD), 'the password leaked outside stdin');

@@ -85,7 +85,7 @@ describe('resolveConsoleBinary (guestConsole.binaryPath)', () => {
     proc.onExit(() => (fired = true));
     const exit = await proc.exit;
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(exit, { code: null, signal: null });
+    assert.deepEqual(exit, { code: null, signal: null, startFailure: 'guestConsole.binaryPath must be an absolute path or a command name, not "bin/guest-console"' });
     assert.ok(fired, 'onExit fired for a console that could not start');
     assert.deepEqual(spawned, [found]);
     assert.equal(proc.pid, -1);

@@ -21,7 +21,11 @@ describe('extension bundle', () => {
     const registered: string[] = [];
     const output: string[] = [];
     const fakeVscode = {
-      window: { createOutputChannel: () => ({ appendLine: (l: string) => output.push(l), dispose: () => undefined }) },
+      window: {
+        createOutputChannel: () => ({ appendLine: (l: string) => output.push(l), dispose: () => undefined }),
+        createStatusBarItem: () => ({ show: () => undefined, hide: () => undefined, dispose: () => undefined }),
+      },
+      StatusBarAlignment: { Left: 1, Right: 2 },
       workspace: { getConfiguration: () => ({ get: <T>(_k: string, d: T) => d }) },
       commands: {
         registerCommand: (id: string) => {
