@@ -14,6 +14,7 @@ const path = require('path');
 const { sleep } = require('./rig');
 const { Meter, ConsoleMeter, summary } = require('./sys');
 const { have, child, xvfb, freeDisplay } = require('./shadow');
+const { evidenceEntries } = require('../../lanes/lib/lane');
 
 const WORKLOADS = ['idle', 'typing', 'scroll', 'drag', 'video'];
 const COLOURS = ['#ff2020', '#20e020', '#2040ff', '#ffff00'];
@@ -93,8 +94,10 @@ async function windowsSuite(rig, opts) {
     },
   });
   const consoleAccount = await guestAccount(g);
-  const closed = (await rig.close(s)).closed;
-  const channels = closed && closed.channels ? closed.channels : null;
+  await rig.close(s);
+  // The reader's account of the session: the evidence's `closed` entry.
+  const closedEntry = evidenceEntries(rig.state, s.run).find((e) => e.event === 'closed') || {};
+  const channels = closedEntry.channels || null;
   notes.push(`windows console: guest sent ${JSON.stringify(consoleAccount)}; reader saw ${channels ? JSON.stringify({ gfx_codecs_used: channels.gfx_codecs_used, gfx_frames: channels.gfx_frames, gfx_caps_version: channels.gfx_caps_version }) : 'no channels in closed'}`);
   row('windows: reader gfx frames (closed evidence)', 'session', 'frames', channels ? channels.gfx_frames : NaN, { codecs: channels ? channels.gfx_codecs_used : null, guest: consoleAccount });
 
