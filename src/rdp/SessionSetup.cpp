@@ -48,11 +48,8 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
   bool ok = ClientBaseline::apply(
       s, ClientTarget{config.host, config.port, config.configDir, config.connectTimeoutMs, config.desktop});
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
-      // FreeRDP decodes nothing: no codec context, no GDI, no handler of its own (the
-      // console's are LegacyUpdates and FrameMarking; the graphics pipeline is our own
-      // client). The legacy path takes plain bitmap updates (no RemoteFX/NSCodec surface
-      // bits); the graphics pipeline's settings are GraphicsPipeline's.
-      {FreeRDP_DeactivateClientDecoding, true},
+      // The legacy path takes plain bitmap updates (no RemoteFX/NSCodec surface bits), drawn
+      // by LegacyUpdates; the graphics pipeline's settings are GraphicsPipeline's.
       {FreeRDP_RemoteFxCodec, false},
       {FreeRDP_NSCodec, false},
       {FreeRDP_GfxH264, false},
