@@ -3,15 +3,21 @@
 // encoders (what freerdp-shadow-cli3 sends a client without the graphics pipeline) and FreeRDP's
 // decoders are the oracle; a bitmap that breaks a rule draws nothing.
 #include "rdp/DesktopSurface.h"
+#include "rdp/FrontGuard.h"
 #include "rdp/LegacyGraphics.h"
+#include "rdp/LegacyUpdates.h"
+#include "rdp/RdpContext.h"
 
 #include <QTest>
 
 #include <freerdp/codec/color.h>
 #include <freerdp/codec/interleaved.h>
 #include <freerdp/codec/planar.h>
+#include <freerdp/pointer.h>
+#include <freerdp/update.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 using gc::DesktopSurface;
@@ -124,6 +130,23 @@ LegacyGraphics::Bitmap bitmapAt(QPoint at, uint32_t w, uint32_t h, uint32_t bpp,
   b.data = data;
   return b;
 }
+
+// What LegacyUpdates recovers from FreeRDP's context: the session's fronts and graphics.
+struct Handlers {
+  Desktop d;
+  LegacyGraphics graphics{d.surface};
+  gc::FrontGuard front{gc::front::Limits{}};
+  gc::RdpContext ctx{};
+  Handlers() {
+    ctx.front = &front;
+    ctx.legacy = &graphics;
+  }
+  rdpContext* context() { return reinterpret_cast<rdpContext*>(&ctx); }
+  QString failure() const {
+    const auto f = front.failure();
+    return f ? f->toString() : QString();
+  }
+};
 
 } // namespace
 
@@ -336,6 +359,65 @@ private slots:
     QCOMPARE(v.kind, Violation::Kind::Protocol);
     QVERIFY(d.surface.takeChanges().empty());
     QVERIFY(allZero(d.surface));
+  }
+
+  // The handlers FreeRDP calls: what breaks a rule fails the update and becomes the session's
+  // typed failure (the fronts' first violation), and nothing reaches the desktop.
+  void aBitmapUpdateTheDecoderRefusesIsTheSessionsTypedFailure() {
+    Handlers h;
+    std::vector<uint8_t> garbage(64, 0xEE); // sizes the front accepts; no planar stream
+    BITMAP_DATA rect{};
+    rect.destRight = 7;
+    rect.destBottom = 7;
+    rect.width = 8;
+    rect.height = 8;
+    rect.bitsPerPixel = 32;
+    rect.bitmapLength = UINT32(garbage.size());
+    rect.bitmapDataStream = garbage.data();
+    rect.compressed = TRUE;
+    BITMAP_UPDATE update{};
+    update.number = 1;
+    update.rectangles = &rect;
+    QCOMPARE(gc::LegacyUpdates::bitmapUpdate(h.context(), &update), FALSE);
+    QVERIFY2(h.failure().startsWith(QStringLiteral("RDP_PROTOCOL_VIOLATION: codec.Planar: ")),
+             qPrintable(h.failure()));
+    QVERIFY(h.d.surface.takeChanges().empty());
+    QVERIFY(allZero(h.d.surface));
+  }
+
+  void surfaceBitsWithACodecAreTheSessionsTypedFailure() {
+    Handlers h;
+    std::vector<uint8_t> data(8 * 4 * 4, 0x7F);
+    SURFACE_BITS_COMMAND cmd{};
+    cmd.destRight = 8;
+    cmd.destBottom = 4;
+    cmd.bmp.bpp = 32;
+    cmd.bmp.codecID = 3; // RemoteFX
+    cmd.bmp.width = 8;
+    cmd.bmp.height = 4;
+    cmd.bmp.bitmapDataLength = UINT32(data.size());
+    cmd.bmp.bitmapData = data.data();
+    QCOMPARE(gc::LegacyUpdates::surfaceBits(h.context(), &cmd), FALSE);
+    QCOMPARE(h.failure(),
+             QStringLiteral("RDP_PROTOCOL_VIOLATION: legacy.SurfaceBits: a bitmap codec the console "
+                            "did not advertise"));
+    QVERIFY(allZero(h.d.surface));
+  }
+
+  void pointerUpdatesAreAcceptedWithinTheAdvertisedCache() {
+    Handlers h;
+    const gc::front::Limits limits;
+    POINTER_CACHED_UPDATE inside{limits.maxPointerCacheEntries - 1};
+    QCOMPARE(gc::LegacyUpdates::pointerCached(h.context(), &inside), TRUE);
+    POINTER_LARGE_UPDATE large{};
+    large.width = UINT16(limits.maxPointerSide);
+    large.height = UINT16(limits.maxPointerSide);
+    QCOMPARE(gc::LegacyUpdates::pointerLarge(h.context(), &large), TRUE);
+    QVERIFY(h.failure().isEmpty());
+    POINTER_CACHED_UPDATE beyond{limits.maxPointerCacheEntries};
+    QCOMPARE(gc::LegacyUpdates::pointerCached(h.context(), &beyond), FALSE);
+    QCOMPARE(h.failure(),
+             QStringLiteral("RDP_RESOURCE_LIMIT: legacy.Pointer: pointer cache index beyond the cache"));
   }
 };
 
