@@ -31,6 +31,10 @@ const TARGETS = [
   ['side-by-side: server CPU with console ÷', null, '≤ 1.1', (s) => s.median <= 1.1],
   ['side-by-side: changed frames/s, console ÷', 'motion', '≥ 1', (s) => s.median >= 1],
   ['side-by-side: console opened RDPGFX', null, '1 where the server gives GFX to a lossless client', (s) => s.median === 1],
+  // Issue 34: the Windows-shaped stream (test guest --graphics windows), console beside xfreerdp3.
+  ['windows: console + reader CPU ÷ xfreerdp3', null, '≤ 1', (s) => s.median <= 1],
+  ['windows: console + reader RssAnon', null, '≤ 60 MiB', (s) => s.max <= 60],
+  ['windows: console + reader PSS', null, '≤ 60 MiB', (s) => s.max <= 60],
   ['test guest gfx: console on RDPGFX', null, '1 (the guest offers it)', (s) => s.median === 1],
   ['test guest gfx: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
   ['test guest legacy: console CPU', 'idle', '< 0.01 s/s', (s) => s.median < 0.01],
