@@ -156,6 +156,11 @@ bool ClientBaseline::apply(rdpSettings* s, const ClientTarget& target) {
       {FreeRDP_SupportSkipChannelJoin, false},
       {FreeRDP_NetworkAutoDetect, false},
       {FreeRDP_SupportHeartbeatPdu, false},
+      // FreeRDP decodes nothing: rdp_client_connect creates no codec context (it would
+      // prepare every one for the desktop's size, the probe's too) and FreeRDP registers no
+      // drawing or pointer handler of its own; the session's are LegacyUpdates and
+      // FrameMarking, the graphics pipeline is the console's own client.
+      {FreeRDP_DeactivateClientDecoding, true},
   };
   for (const auto& [key, value] : bools)
     ok = ok && freerdp_settings_set_bool(s, key, value);

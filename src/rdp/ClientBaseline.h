@@ -11,7 +11,8 @@
 // - Settings: loopback target, a private empty ConfigPath, the certificate decided only by
 //   VerifyX509Certificate (no store, no auto-accept), TLS or NLA only (no legacy RDP
 //   security), no channel, redirection, audio, clipboard or device of any kind, nothing
-//   persisted (no bitmap cache file, transport dump or reconnect cookie).
+//   persisted (no bitmap cache file, transport dump or reconnect cookie), nothing decoded by
+//   FreeRDP (no codec context, no drawing or pointer handler of its own).
 //
 // Thread affinity: none (plain functions on a context the caller owns). Private to src/rdp/.
 #pragma once

@@ -100,8 +100,7 @@ DesktopSurface::Note DesktopSurface::takeNote() {
   return note;
 }
 
-void DesktopSurface::copyCompare(const QRect& dst, const uchar* src, qsizetype srcStride) {
-  const qsizetype rowBytes = qsizetype(dst.width()) * kBytesPerPixel;
+template <typename ChangeRow> void DesktopSurface::damageChangedRows(const QRect& dst, ChangeRow changeRow) {
   int bandTop = -1, bandLeft = 0, bandRight = 0;
   const auto closeBand = [&](int endRow) {
     if (bandTop >= 0)
@@ -111,13 +110,11 @@ void DesktopSurface::copyCompare(const QRect& dst, const uchar* src, qsizetype s
   for (int row = 0; row < dst.height(); ++row) {
     uchar* to =
         m_memory.data() + qsizetype(dst.top() + row) * stride() + qsizetype(dst.left()) * kBytesPerPixel;
-    const uchar* from = src + qsizetype(row) * srcStride;
     int first = 0, last = 0;
-    if (!differingSpan(to, from, dst.width(), first, last)) {
+    if (!changeRow(to, row, first, last)) {
       closeBand(dst.top() + row);
       continue;
     }
-    std::memcpy(to, from, std::size_t(rowBytes));
     if (bandTop < 0) {
       bandTop = dst.top() + row;
       bandLeft = first;
@@ -128,6 +125,17 @@ void DesktopSurface::copyCompare(const QRect& dst, const uchar* src, qsizetype s
     }
   }
   closeBand(dst.top() + dst.height());
+}
+
+void DesktopSurface::copyCompare(const QRect& dst, const uchar* src, qsizetype srcStride) {
+  const qsizetype rowBytes = qsizetype(dst.width()) * kBytesPerPixel;
+  damageChangedRows(dst, [&](uchar* to, int row, int& first, int& last) {
+    const uchar* from = src + qsizetype(row) * srcStride;
+    if (!differingSpan(to, from, dst.width(), first, last))
+      return false;
+    std::memcpy(to, from, std::size_t(rowBytes));
+    return true;
+  });
 }
 
 bool DesktopSurface::write(const QRect& dst, const uchar* src, qsizetype srcStride) {
@@ -143,16 +151,8 @@ bool DesktopSurface::fill(const QRect& dst, quint32 bgrx) {
     return false;
   touch(dst);
   const quint32 value = bgrx | 0xFF000000u;
-  int bandTop = -1, bandLeft = 0, bandRight = 0;
-  const auto closeBand = [&](int endRow) {
-    if (bandTop >= 0)
-      addDamage(QRect(QPoint(dst.left() + bandLeft, bandTop), QPoint(dst.left() + bandRight, endRow - 1)));
-    bandTop = -1;
-  };
-  for (int row = 0; row < dst.height(); ++row) {
-    uchar* to =
-        m_memory.data() + qsizetype(dst.top() + row) * stride() + qsizetype(dst.left()) * kBytesPerPixel;
-    int first = -1, last = -1;
+  damageChangedRows(dst, [&](uchar* to, int, int& first, int& last) {
+    first = -1;
     for (int x = 0; x < dst.width(); ++x) {
       if (loadPixel(to + x * 4) != value) {
         if (first < 0)
@@ -161,20 +161,8 @@ bool DesktopSurface::fill(const QRect& dst, quint32 bgrx) {
         std::memcpy(to + x * 4, &value, sizeof value);
       }
     }
-    if (first < 0) {
-      closeBand(dst.top() + row);
-      continue;
-    }
-    if (bandTop < 0) {
-      bandTop = dst.top() + row;
-      bandLeft = first;
-      bandRight = last;
-    } else {
-      bandLeft = std::min(bandLeft, first);
-      bandRight = std::max(bandRight, last);
-    }
-  }
-  closeBand(dst.top() + dst.height());
+    return first >= 0;
+  });
   return true;
 }
 

@@ -111,6 +111,9 @@ private:
   // Rows [y0, y1) of `dst` that differ from `src`, as damage (leftmost/rightmost differing
   // columns of the band).
   void copyCompare(const QRect& dst, const uchar* src, qsizetype srcStride);
+  // Calls changeRow(rowStart, row, first, last) for each row of dst (true: it changed between
+  // columns first and last) and adds each band of changed rows, as wide as its widest change.
+  template <typename ChangeRow> void damageChangedRows(const QRect& dst, ChangeRow changeRow);
 
   std::unique_ptr<uchar[]> m_owned;
   std::span<uchar> m_memory;

@@ -59,6 +59,9 @@ public:
                               size_t total);
   // The ReadPdu hook's body (worker): false refuses the PDU.
   bool checkPdu(rdp_context* context, const uint8_t* data, size_t size);
+  // A handler behind FreeRDP's parser (LegacyUpdates) found a rule broken: recorded like a
+  // front's own refusal (the first one wins).
+  void refuse(const front::Violation& v) { record(v); }
 
   // The first Violation either front found; nullopt while everything passed.
   std::optional<front::Violation> violation() const;

@@ -2,7 +2,7 @@
 // (MS-RDPEDYC), carrying one dynamic channel, RDPGFX (MS-RDPEGFX), read by the console's own
 // RDPGFX client (src/rdp/gfx/: GfxChannel, GfxClient), which validates every PDU and
 // executes it into the surface of record (RdpSession::desktop()). A server that offers no
-// GFX keeps sending bitmap updates: the legacy path (FreeRDP's GDI, FrameMarking) is the
+// GFX keeps sending bitmap updates: the legacy path (LegacyUpdates, FrameMarking) is the
 // fallback without any switch.
 //
 // - LoadChannels loads only drdynvc, with only rdpgfx as its dynamic add-in (not FreeRDP's

@@ -20,7 +20,6 @@
 #include <freerdp/client.h>
 #include <freerdp/error.h>
 #include <freerdp/freerdp.h>
-#include <freerdp/gdi/gdi.h>
 #include <freerdp/input.h>
 #include <freerdp/scancode.h>
 #include <freerdp/settings.h>
@@ -651,7 +650,7 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
     m_halfClosed = true;
     ::shutdown(m_abortSocket, SHUT_WR); // FIN after every byte already written
   }
-  // The worker keeps reading (and discarding into the GDI) until the guest closes. It writes
+  // The worker keeps reading (and drawing into the desktop) until the guest closes. It writes
   // nothing more (SessionSetup::writePdu): a write into the shut socket would fail, end the
   // session at once, and the reset would destroy whatever the guest has not read yet.
   std::unique_lock lock(m_syncMutex);
@@ -664,8 +663,8 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
   {
     std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     std::lock_guard io(m_ioMutex);               // after every input written before us
-    if (m_state == State::Connected && !m_aborting && m_context && m_context->gdi) {
-      const QRect desktop(0, 0, int(m_context->gdi->width), int(m_context->gdi->height));
+    if (m_state == State::Connected && !m_aborting && m_context && !m_surface->size().isEmpty()) {
+      const QRect desktop = m_surface->rect();
       const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
       const bool refresh = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
       m_guestSync.arm(corner, refresh, timing, std::move(done));

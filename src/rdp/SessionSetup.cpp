@@ -5,15 +5,13 @@
 #include "rdp/FrameMarking.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
-#include "rdp/LegacyBitmaps.h"
+#include "rdp/LegacyGraphics.h"
+#include "rdp/LegacyUpdates.h"
 #include "rdp/RdpContext.h"
 #include "rdp/RdpSession.h"
-#include "rdp/TileDigest.h"
 #include "rdp/WLogRouter.h"
 
-#include <freerdp/codecs.h>
 #include <freerdp/error.h>
-#include <freerdp/gdi/gdi.h>
 #include <freerdp/settings.h>
 
 #include <string.h>
@@ -34,29 +32,6 @@ bool setSecretSetting(rdpSettings* settings, FreeRDP_Settings_Keys_String key, c
   return freerdp_settings_set_string_len(settings, key, value.constData(), value.size());
 }
 
-// freerdp_connect prepares every codec FreeRDP has (freerdp_settings_get_codecs_flags leaves
-// out only RemoteFX and NSCodec), several MB each before a byte is decoded. The legacy path
-// decodes with FreeRDP's interleaved and our own planar (LegacyBitmaps; SurfaceBits are
-// refused unless uncompressed: the fronts); the graphics pipeline is our own client with its
-// own decoders (gfx/CodecDispatch). FreeRDP's reset and prepare calls skip a codec that is
-// NULL, so the rest go: the planar context alone held 35.6 MiB at 1080p.
-void releaseUnusedCodecs(rdpCodecs* codecs) {
-  if (!codecs)
-    return;
-  if (codecs->progressive)
-    progressive_context_free(std::exchange(codecs->progressive, nullptr));
-  if (codecs->clear)
-    clear_context_free(std::exchange(codecs->clear, nullptr));
-  if (codecs->h264)
-    h264_context_free(std::exchange(codecs->h264, nullptr));
-  if (codecs->rfx)
-    rfx_context_free(std::exchange(codecs->rfx, nullptr));
-  if (codecs->nsc)
-    nsc_context_free(std::exchange(codecs->nsc, nullptr));
-  if (codecs->planar)
-    freerdp_bitmap_planar_context_free(std::exchange(codecs->planar, nullptr));
-}
-
 } // namespace
 
 RDP_CLIENT_ENTRY_POINTS SessionSetup::entryPoints() {
@@ -73,9 +48,8 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
   bool ok = ClientBaseline::apply(
       s, ClientTarget{config.host, config.port, config.configDir, config.connectTimeoutMs, config.desktop});
   const std::pair<FreeRDP_Settings_Keys_Bool, bool> bools[] = {
-      // A software GDI; the legacy path takes plain bitmap updates (no RemoteFX/NSCodec
-      // surface bits); the graphics pipeline's settings are GraphicsPipeline's.
-      {FreeRDP_SoftwareGdi, true},
+      // The legacy path takes plain bitmap updates (no RemoteFX/NSCodec surface bits), drawn
+      // by LegacyUpdates; the graphics pipeline's settings are GraphicsPipeline's.
       {FreeRDP_RemoteFxCodec, false},
       {FreeRDP_NSCodec, false},
       {FreeRDP_GfxH264, false},
@@ -99,7 +73,7 @@ bool SessionSetup::configure(rdpSettings* s, const RdpConfig& config, const RdpC
 // check.
 void SessionSetup::clientFree(freerdp*, rdpContext* context) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
-  delete std::exchange(ctx->gdiDigest, nullptr);
+  delete std::exchange(ctx->legacy, nullptr);
 }
 
 BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
@@ -107,13 +81,10 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->session = nullptr;
   ctx->originalWritePdu = nullptr;
   ctx->originalTcpConnect = nullptr;
-  ctx->gdiFrameMarker = nullptr;
   ctx->pipeline = nullptr;
   ctx->originalReceiveChannelData = nullptr;
   ctx->originalReadPdu = nullptr;
-  ctx->gdiDigest = nullptr;
-  ctx->gdiDigestOpens = 0;
-  ctx->gdiBitmapDecompress = nullptr;
+  ctx->legacy = nullptr;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -224,36 +195,27 @@ BOOL SessionSetup::preConnect(freerdp* instance) {
 BOOL SessionSetup::postConnect(freerdp* instance) {
   RdpSession* self = reinterpret_cast<RdpContext*>(instance->context)->session;
   self->m_guard.seal();
-  // The size the server presented, judged before the GDI allocates anything for it.
+  // The size the server presented, judged before anything is sized for it.
   rdpSettings* settings = instance->context->settings;
   const QSize presented(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),
                         int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)));
   DesktopSurface& desktop = self->desktop();
   if (!self->admitDesktopSize(presented, "Demand Active") || !desktop.resize(presented))
     return FALSE;
-  // FreeRDP's GDI draws the legacy bitmap path straight into the surface of record (the shared
-  // desktop in the reader): no primary surface of its own beside it. No free
-  // function: the buffer stays the surface's (gdi_free and gdi_resize_ex leave it alone).
+  // The legacy updates are drawn by the project's decoders straight into the surface of
+  // record (the shared desktop in the reader).
   auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
-  if (!ctx->gdiDigest)
-    ctx->gdiDigest = new TileDigest;
-  ctx->gdiDigest->reset(presented);
-  if (!gdi_init_ex(instance, PIXEL_FORMAT_BGRX32, UINT32(desktop.stride()), desktop.bits(), nullptr))
-    return FALSE;
-  if (instance->context->gdi->primary_buffer != desktop.bits() ||
-      qsizetype(instance->context->gdi->stride) != desktop.stride())
-    return FALSE; // not drawing where the surface reads: refuse rather than show nothing
-  if (!LegacyBitmaps::install(instance->context))
-    return FALSE; // FreeRDP's planar context is about to go: 32 bpp bitmaps need ours
-  releaseUnusedCodecs(instance->context->codecs); // after gdi_init_ex, which prepares them too
+  if (!ctx->legacy)
+    ctx->legacy = new LegacyGraphics(desktop);
+  ctx->legacy->reset();
+  LegacyUpdates::install(instance->context);
   FrameMarking::install(instance->context);
   return TRUE;
 }
 
-void SessionSetup::postDisconnect(freerdp* instance) {
-  // The GDI's primary is the surface of record, which RdpSession wipes after the session
-  // (guest pixels); gdi_free frees only the GDI's own objects.
-  gdi_free(instance);
+void SessionSetup::postDisconnect(freerdp*) {
+  // Nothing of FreeRDP's to free: the surface of record is RdpSession's, which wipes it after
+  // the session (guest pixels); the legacy path's scratch goes with the context (clientFree).
 }
 
 } // namespace gc

@@ -1,7 +1,7 @@
 // SessionSetup: the connection stage of RdpSession — the FreeRDP client entry points, the
 // settings a session connects with, the pin check, the PDU-order trace and the socket hook,
-// and the GDI's setup and teardown around the connection (its primary surface is the
-// session's DesktopSurface: one buffer of the guest's pixels).
+// and the legacy path's handlers put in place once connected (LegacyUpdates, FrameMarking:
+// they draw into the session's DesktopSurface, one buffer of the guest's pixels).
 //
 // Thread affinity: configure() runs on the thread calling RdpSession::start() (the main
 // thread); every callback runs on the session's FreeRDP worker. Static functions only; they

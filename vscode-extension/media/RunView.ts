@@ -5,6 +5,7 @@
 // (close reason, receipt, evidence). Runs on the webview's main thread.
 
 import type { Phase, ReceiptSummary, RunSummary } from '../shared/protocol';
+import { byId } from './dom';
 
 type StepName = 'LOCKING' | 'DRAINED' | 'CONFIRMED' | 'CAPTURED' | 'ACTED';
 type StepState = 'pending' | 'active' | 'done' | 'failed';
@@ -17,14 +18,6 @@ const STEP_TEXT: Record<StepName, { active: string; done: string }> = {
   ACTED: { active: "The model's one action is running…", done: 'Action performed' },
 };
 const ORDER: readonly StepName[] = ['LOCKING', 'DRAINED', 'CONFIRMED', 'CAPTURED', 'ACTED'];
-
-function byId<T extends HTMLElement>(id: string): T {
-  const el = document.getElementById(id);
-  if (!el) {
-    throw new Error(`missing #${id}`);
-  }
-  return el as T;
-}
 
 export class RunView {
   private readonly progress = byId('progress');

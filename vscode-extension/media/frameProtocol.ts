@@ -3,7 +3,7 @@
 // and draws (`canvas`, then `frame`), or it only decodes (`decode`) and hands the decoded
 // images back (transferred, no copy) for the page to draw.
 
-import type { Decoded, FrameCopy } from './FrameDecoder';
+import type { DecodedFrame } from './FrameDecoder';
 
 export type ToFrameWorker =
   | { type: 'canvas'; canvas: OffscreenCanvas }
@@ -14,13 +14,5 @@ export type ToFrameWorker =
 export type FromFrameWorker =
   | { type: 'ready' }
   | { type: 'presented'; frame: number; width: number; height: number }
-  | {
-      type: 'decoded';
-      frame: number;
-      width: number;
-      height: number;
-      copies: FrameCopy[];
-      rects: Array<{ x: number; y: number; w: number; h: number }>;
-      images: Decoded[];
-    }
+  | ({ type: 'decoded' } & DecodedFrame)
   | { type: 'dropped'; frame: number | undefined; message: string };

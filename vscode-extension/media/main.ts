@@ -13,6 +13,7 @@ import {
   PanelToConsoleMessage,
   WebviewToHostMessage,
 } from '../shared/protocol';
+import { byId } from './dom';
 import { FramePresenter } from './FramePresenter';
 import { InputCapture, InputMessage, KeyboardOwner } from './InputCapture';
 import { RunView } from './RunView';
@@ -41,14 +42,6 @@ const KEYBOARD_LABEL: Record<KeyboardOwner, string> = {
   guest: 'Keys → guest · left Ctrl+Alt gives them back to VS Code · Ctrl+Alt+Shift+P panics',
   vscode: 'Keys → VS Code · click the guest screen to type into the guest',
 };
-
-function byId<T extends HTMLElement>(id: string): T {
-  const el = document.getElementById(id);
-  if (!el) {
-    throw new Error(`missing #${id}`);
-  }
-  return el as T;
-}
 
 class PanelApp {
   private readonly vscode = acquireVsCodeApi();

@@ -6,13 +6,7 @@ namespace gc::codec {
 
 namespace {
 
-using front::Checked;
-using front::Ok;
-using front::Violation;
-
-Violation bad(std::string_view rule) {
-  return Violation::protocol(AlphaDecoder::kPdu, rule);
-}
+constexpr front::ProtocolRules bad{AlphaDecoder::kPdu};
 
 } // namespace
 

@@ -10,19 +10,13 @@
 
 namespace gc::codec {
 
-using front::Checked;
-using front::Ok;
-using front::Violation;
-
 namespace {
 
 constexpr uint8_t kGlyphIndex = 0x01; // glyphIndex follows
 constexpr uint8_t kGlyphHit = 0x02;   // the bitmap is the stored glyph; no composite payload
 constexpr uint8_t kCacheReset = 0x04; // the V-bar cursors restart at 0
 
-Violation bad(std::string_view rule) {
-  return Violation::protocol(ClearContext::kPdu, rule);
-}
+constexpr front::ProtocolRules bad{ClearContext::kPdu};
 
 constexpr size_t kVBarBytes = ClearContext::kMaxVBarHeight * ClearContext::kStoredBytesPerPixel;
 constexpr size_t kGlyphBytes = ClearContext::kMaxGlyphPixels * ClearContext::kStoredBytesPerPixel;

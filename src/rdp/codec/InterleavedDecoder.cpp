@@ -10,13 +10,7 @@ namespace gc::codec {
 
 namespace {
 
-using front::Checked;
-using front::Ok;
-using front::Violation;
-
-Violation bad(std::string_view rule) {
-  return Violation::protocol(InterleavedDecoder::kPdu, rule);
-}
+constexpr front::ProtocolRules bad{InterleavedDecoder::kPdu};
 
 // Compression order codes (MS-RDPBCGR 2.2.9.1.1.3.1.2.4).
 enum : uint32_t {

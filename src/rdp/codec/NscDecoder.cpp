@@ -9,13 +9,7 @@ namespace gc::codec {
 
 namespace {
 
-using front::Checked;
-using front::Ok;
-using front::Violation;
-
-Violation bad(std::string_view rule) {
-  return Violation::protocol(NscDecoder::kPdu, rule);
-}
+constexpr front::ProtocolRules bad{NscDecoder::kPdu};
 
 // Receives one plane in stream order (row after row of planeWidth values) and puts each value
 // into its channel of the output: luma and alpha at their pixel, subsampled chroma at the

@@ -5,10 +5,17 @@
 // Thread: a value type; any thread (the buffer belongs to the caller).
 #pragma once
 
+#include "rdp/front/Violation.h"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace gc::codec {
+
+// What every decoder here returns: Ok, or the Violation that names the rule the stream broke.
+using front::Checked;
+using front::Ok;
+using front::Violation;
 
 struct Pixels {
   uint8_t* bits = nullptr;

@@ -7,18 +7,12 @@ namespace gc::codec {
 
 namespace {
 
-using front::Checked;
-using front::Ok;
-using front::Violation;
-
 constexpr uint8_t kCllMask = 0x07; // colour loss level: 0 = RGB planes, 1..7 = YCoCg
 constexpr uint8_t kCs = 0x08;      // chroma subsampling (YCoCg only)
 constexpr uint8_t kRle = 0x10;     // RDP 6.0 RLE planes
 constexpr uint8_t kNa = 0x20;      // no alpha plane
 
-Violation bad(std::string_view rule) {
-  return Violation::protocol(PlanarDecoder::kPdu, rule);
-}
+constexpr front::ProtocolRules bad{PlanarDecoder::kPdu};
 
 // Where one plane lands in the output: element (x, y) is the byte at base + y * rowStep +
 // x * colStep (a channel of the pixel). base == nullptr: the plane is only validated.

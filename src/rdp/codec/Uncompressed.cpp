@@ -7,10 +7,6 @@ namespace gc::codec {
 
 namespace {
 
-using front::Checked;
-using front::Ok;
-using front::Violation;
-
 inline uint8_t expand5(uint32_t c) {
   return uint8_t((c << 3) | (c >> 2));
 }

@@ -33,6 +33,13 @@ struct Violation {
 };
 
 // Ok: the empty success of a check that produces nothing.
+// The refusals of one PDU's parser, each named by its rule:
+//   constexpr ProtocolRules bad{kPdu};  ...  return bad("stream shorter than its header");
+struct ProtocolRules {
+  std::string_view pdu;
+  constexpr Violation operator()(std::string_view rule) const { return Violation::protocol(pdu, rule); }
+};
+
 struct Ok {};
 
 template <typename T> using Checked = std::variant<T, Violation>;

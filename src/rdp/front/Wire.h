@@ -82,42 +82,35 @@ public:
   }
   // ITU-T X.691 aligned PER length as T.125 uses it: one byte, or two with the top bit set.
   constexpr bool perLength(uint16_t& v) {
-    uint8_t b = 0;
-    if (!u8(b))
+    std::size_t n = 0;
+    if (!length(Length::Per, n))
       return false;
-    if (!(b & 0x80)) {
-      v = b;
-      return true;
-    }
-    uint8_t lo = 0;
-    if (!u8(lo))
-      return false;
-    v = uint16_t(((b & 0x7F) << 8) | lo);
+    v = uint16_t(n);
     return true;
   }
   // BER definite length (X.690 8.1.3): short form, or 0x81/0x82 long forms.
-  constexpr bool berLength(std::size_t& v) {
-    uint8_t b = 0;
-    if (!u8(b))
+  constexpr bool berLength(std::size_t& v) { return length(Length::Ber, v); }
+
+private:
+  enum class Length { Per, Ber };
+  // A length whose first byte's top bit says more bytes follow: PER's first byte keeps 7 high
+  // bits of a 15-bit value and one byte follows; BER's counts the 1 or 2 bytes that follow.
+  constexpr bool length(Length form, std::size_t& v) {
+    if (!has(1))
       return false;
-    if (!(b & 0x80)) {
-      v = b;
-      return true;
-    }
-    const int n = b & 0x7F;
-    if (n < 1 || n > 2)
+    const uint8_t first = m_bytes[m_pos];
+    const bool shortForm = !(first & 0x80);
+    const std::size_t more = shortForm ? 0 : form == Length::Per ? 1 : first & 0x7F;
+    if ((!shortForm && more == 0) || more > 2 || !has(1 + more))
       return false;
-    v = 0;
-    for (int i = 0; i < n; ++i) {
-      uint8_t x = 0;
-      if (!u8(x))
-        return false;
-      v = (v << 8) | x;
-    }
+    std::size_t value = shortForm ? first : form == Length::Per ? first & 0x7F : 0;
+    for (std::size_t i = 1; i <= more; ++i)
+      value = value << 8 | m_bytes[m_pos + i];
+    v = value;
+    m_pos += 1 + more;
     return true;
   }
 
-private:
   std::span<const uint8_t> m_bytes;
   std::size_t m_pos = 0;
 };

@@ -3,6 +3,7 @@
 #include "PduBuilder.h"
 #include "rdp/front/DynvcFront.h"
 #include "rdp/front/PduFront.h"
+#include "rdp/front/Wire.h"
 
 #include <QDir>
 #include <QFile>
@@ -92,6 +93,8 @@ private slots:
   void dynvcRefusesWhatBreaksARule_data();
   void dynvcRefusesWhatBreaksARule();
   void dynvcChecksFromTheHeadAlone();
+  void readsLengthsAndConsumesNothingWhenCutShort_data();
+  void readsLengthsAndConsumesNothingWhenCutShort();
 };
 
 void tst_RdpFront::acceptsAWholeSessionAndTracksIt() {
@@ -526,4 +529,44 @@ void tst_RdpFront::dynvcChecksFromTheHeadAlone() {
 }
 
 QTEST_APPLESS_MAIN(tst_RdpFront)
+// Every Wire read consumes nothing when its bytes are not all there, so a caller can refuse
+// with the cursor where the field began; the two-byte lengths are where that is easy to break.
+void tst_RdpFront::readsLengthsAndConsumesNothingWhenCutShort_data() {
+  QTest::addColumn<bool>("per");
+  QTest::addColumn<QByteArray>("bytes");
+  QTest::addColumn<bool>("ok");
+  QTest::addColumn<qulonglong>("value");
+  QTest::addColumn<qulonglong>("consumed");
+  QTest::newRow("PER short") << true << QByteArray::fromHex("7f00") << true << 0x7fULL << 1ULL;
+  QTest::newRow("PER long") << true << QByteArray::fromHex("8123") << true << 0x123ULL << 2ULL;
+  QTest::newRow("PER long, cut") << true << QByteArray::fromHex("81") << false << 0ULL << 0ULL;
+  QTest::newRow("PER empty") << true << QByteArray() << false << 0ULL << 0ULL;
+  QTest::newRow("BER short") << false << QByteArray::fromHex("05") << true << 5ULL << 1ULL;
+  QTest::newRow("BER 0x81") << false << QByteArray::fromHex("81ff") << true << 0xffULL << 2ULL;
+  QTest::newRow("BER 0x82") << false << QByteArray::fromHex("82010203") << true << 0x102ULL << 3ULL;
+  QTest::newRow("BER 0x82, cut") << false << QByteArray::fromHex("8201") << false << 0ULL << 0ULL;
+  QTest::newRow("BER indefinite") << false << QByteArray::fromHex("8000") << false << 0ULL << 0ULL;
+  QTest::newRow("BER 0x83") << false << QByteArray::fromHex("83010203") << false << 0ULL << 0ULL;
+}
+
+void tst_RdpFront::readsLengthsAndConsumesNothingWhenCutShort() {
+  QFETCH(bool, per);
+  QFETCH(QByteArray, bytes);
+  QFETCH(bool, ok);
+  QFETCH(qulonglong, value);
+  QFETCH(qulonglong, consumed);
+  gc::front::Wire wire(std::span(reinterpret_cast<const uint8_t*>(bytes.constData()), size_t(bytes.size())));
+  std::size_t got = 0;
+  if (per) {
+    uint16_t v = 0;
+    QCOMPARE(wire.perLength(v), ok);
+    got = v;
+  } else {
+    QCOMPARE(wire.berLength(got), ok);
+  }
+  QCOMPARE(qulonglong(wire.position()), consumed);
+  if (ok)
+    QCOMPARE(qulonglong(got), value);
+}
+
 #include "tst_rdpfront.moc"
