@@ -99,28 +99,28 @@ void tst_RdpGfxWindows::showsTheGuestsReferenceAfterEachWorkload() {
   QVERIFY(sessionrig::connect(session, sessionrig::loopbackConfig(guest, m_configDir.path()),
                               sessionrig::credentials(kUser, kPassword)));
   // The first picture, refined to full quality.
-  QVERIFY(guest.waitForEvent(QStringLiteral("windows_reference"), 1, 60000));
+  QVERIFY(guest.waitForEvent(QStringLiteral("windows_reference"), 1, 120000));
   const auto matches = [&] {
     guest.poll();
     const QJsonObject reference = lastEvent(guest, QStringLiteral("windows_reference"));
     return !frames.isEmpty() &&
            digestOf(lastFrame(frames)) == reference.value(QStringLiteral("digest")).toString();
   };
-  QTRY_VERIFY_WITH_TIMEOUT(matches(), 30000);
+  QTRY_VERIFY_WITH_TIMEOUT(matches(), 120000);
   if (workload == QStringLiteral("idle")) {
     // A paint is drawn into the scene and sent as SolidFill; the reference follows it.
     guest.command("{\"cmd\":\"paint\",\"x\":300,\"y\":52,\"w\":32,\"h\":10,\"color\":\"#12ab34\",\"id\":1}");
     QTRY_VERIFY_WITH_TIMEOUT(sessionrig::allPixels(lastFrame(frames), QRect(300, 52, 32, 10), 0x12ab34),
                              20000);
-    QVERIFY(guest.waitForEvent(QStringLiteral("windows_reference"), 2, 60000));
-    QTRY_VERIFY_WITH_TIMEOUT(matches(), 30000);
+    QVERIFY(guest.waitForEvent(QStringLiteral("windows_reference"), 2, 120000));
+    QTRY_VERIFY_WITH_TIMEOUT(matches(), 120000);
   } else {
     const int before = int(guest.events(QStringLiteral("gfx_frame")).size());
     guest.command(QStringLiteral("{\"cmd\":\"workload\",\"mode\":\"%1\"}").arg(workload).toLatin1());
-    QVERIFY(guest.waitForEvent(QStringLiteral("gfx_frame"), before + 30, 60000));
+    QVERIFY(guest.waitForEvent(QStringLiteral("gfx_frame"), before + 30, 120000));
     guest.command("{\"cmd\":\"workload\",\"mode\":\"idle\"}");
-    QVERIFY(guest.waitForEvent(QStringLiteral("windows_reference"), 2, 60000));
-    QTRY_VERIFY_WITH_TIMEOUT(matches(), 30000);
+    QVERIFY(guest.waitForEvent(QStringLiteral("windows_reference"), 2, 120000));
+    QTRY_VERIFY_WITH_TIMEOUT(matches(), 120000);
   }
   const QJsonObject reference = lastEvent(guest, QStringLiteral("windows_reference"));
   qInfo("%s: frame %lld, %s", qPrintable(workload), reference.value(QStringLiteral("frame")).toInteger(),
