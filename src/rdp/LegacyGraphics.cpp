@@ -14,16 +14,7 @@ constexpr uint32_t kCodecNone = 0; // RDP_CODEC_ID_NONE
 } // namespace
 
 void LegacyGraphics::reset() {
-  m_scratch.reset(); // zeroed as it goes
-  m_scratchBytes = 0;
-}
-
-uchar* LegacyGraphics::scratch(std::size_t bytes) {
-  if (bytes > m_scratchBytes || !m_scratch) {
-    m_scratch = gfx::allocatePixels(bytes);
-    m_scratchBytes = m_scratch ? bytes : 0;
-  }
-  return m_scratch.get();
+  m_scratch.release();
 }
 
 Checked<Ok> LegacyGraphics::copy(const QRect& destination, const uchar* pixels, qsizetype stride,
@@ -54,7 +45,7 @@ Checked<Ok> LegacyGraphics::draw(const Bitmap& b) {
     return Violation::protocol(kBitmapPdu, "bitmap without data");
 
   const std::size_t stride = std::size_t(b.width) * codec::Pixels::kBytesPerPixel;
-  uchar* out = scratch(stride * b.height);
+  uchar* out = m_scratch.get(stride * b.height);
   if (!out)
     return Violation::resource(kBitmapPdu, "no scratch for the bitmap");
   const codec::Pixels pixels{out, stride, b.width, b.height};
@@ -90,7 +81,7 @@ Checked<Ok> LegacyGraphics::draw(const SurfaceBits& s) {
   if (s.width != uint32_t(destination.width()) || s.height != uint32_t(destination.height()))
     return Violation::protocol(kSurfaceBitsPdu, "bitmap size differs from its destination rectangle");
   const std::size_t stride = std::size_t(s.width) * codec::Pixels::kBytesPerPixel;
-  uchar* out = scratch(stride * s.height);
+  uchar* out = m_scratch.get(stride * s.height);
   if (!out)
     return Violation::resource(kSurfaceBitsPdu, "no scratch for the bitmap");
   // Rows bottom-up, as FreeRDP's GDI drew them (gdi_surface_bits: FREERDP_FLIP_VERTICAL).

@@ -59,15 +59,12 @@ public:
   void reset();
 
 private:
-  // The scratch for a width x height bitmap (at most the desktop's pixels: checked before).
-  uchar* scratch(std::size_t bytes);
   front::Checked<front::Ok> copy(const QRect& destination, const uchar* pixels, qsizetype stride,
                                  std::string_view pdu);
 
   DesktopSurface& m_desktop;
   codec::InterleavedDecoder m_interleaved;
-  gfx::PixelBuffer m_scratch;
-  std::size_t m_scratchBytes = 0;
+  gfx::ScratchPixels m_scratch; // a bitmap's pixels: at most the desktop's (checked before)
   bool m_drawn = false;
 };
 

@@ -37,18 +37,9 @@ void GfxClient::closed() {
   m_codecs.reset();
   m_zgfx.reset();
   m_front.reset();
-  m_scratch.reset();
-  m_scratchBytes = 0;
+  m_scratch.release();
   m_deferred.clear();
   m_write = nullptr;
-}
-
-uchar* GfxClient::scratch(std::size_t bytes) {
-  if (bytes > m_scratchBytes || !m_scratch) {
-    m_scratch = allocatePixels(bytes); // the old one is zeroed as it goes
-    m_scratchBytes = m_scratch ? bytes : 0;
-  }
-  return m_scratch.get();
 }
 
 Checked<Ok> GfxClient::receive(std::span<const uint8_t> message) {
@@ -91,7 +82,7 @@ Checked<Ok> GfxClient::wireToSurface1(const WireToSurface1& p) {
     return Ok{};
   }
   const qsizetype rowBytes = qsizetype(rect.width()) * 4;
-  uchar* out = scratch(std::size_t(rowBytes) * std::size_t(rect.height()));
+  uchar* out = m_scratch.get(std::size_t(rowBytes) * std::size_t(rect.height()));
   const uchar* shown = m_table.pixels(s);
   if (!out || !shown)
     return Violation::resource("rdpgfx.WireToSurface1", "no scratch for the rectangle");

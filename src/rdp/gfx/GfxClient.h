@@ -70,7 +70,6 @@ private:
   front::Checked<front::Ok> wireToSurface2(const WireToSurface2& p);
   void endFrame(uint32_t frameId);
   void acknowledge(uint32_t frameId);
-  uchar* scratch(std::size_t bytes);
 
   front::Limits m_limits;
   SurfaceTable m_table;
@@ -82,8 +81,7 @@ private:
   ChannelReport* m_report;
   AckNow m_ackNow;
   Write m_write;
-  PixelBuffer m_scratch;
-  std::size_t m_scratchBytes = 0;
+  ScratchPixels m_scratch;
   std::deque<uint32_t> m_deferred;
   uint32_t m_framesDecoded = 0;
   uint32_t m_acknowledged = 0;

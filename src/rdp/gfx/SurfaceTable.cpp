@@ -23,6 +23,12 @@ PixelBuffer allocatePixels(std::size_t bytes) {
   return PixelBuffer(p, ZeroedPixels{bytes});
 }
 
+uchar* ScratchPixels::get(std::size_t bytes) {
+  if (!m_pixels || bytes > m_pixels.get_deleter().bytes)
+    m_pixels = allocatePixels(bytes); // the old one is zeroed as it goes
+  return m_pixels.get();
+}
+
 namespace {
 
 uint64_t mix(uint64_t h, uint64_t v) {

@@ -35,6 +35,18 @@ struct ZeroedPixels {
 using PixelBuffer = std::unique_ptr<uchar, ZeroedPixels>;
 PixelBuffer allocatePixels(std::size_t bytes); // zeroed; null when the allocation fails
 
+// A scratch for one bitmap's decode at a time, grown to the largest asked for; each buffer it
+// lets go of is zeroed (ZeroedPixels).
+class ScratchPixels {
+public:
+  // At least `bytes`; null when the allocation fails.
+  uchar* get(std::size_t bytes);
+  void release() { m_pixels.reset(); }
+
+private:
+  PixelBuffer m_pixels;
+};
+
 class SurfaceTable {
 public:
   struct Surface {
