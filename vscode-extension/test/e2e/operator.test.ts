@@ -316,7 +316,8 @@ describe('the operator knows where the run stands (code-server)', { skip: instal
     await lane.updateSettings({ 'guestConsole.binaryPath': '/nonexistent/bin/guest-console' });
     // Until the window has read the setting, the real console refuses this grant (unsigned):
     // open it until the notification is the extension's own.
-    const probe = path.join(setup.dirs.root, 'no-binary-grant.json');
+    // In a folder of its own: the file dialog then lists it in view, not below the run's files.
+    const probe = path.join(await fs.mkdtemp(path.join(setup.dirs.root, 'no-binary-')), 'grant.json');
     await fs.writeFile(probe, JSON.stringify({ run_id: 'run-no-binary', vm: { name: 'no-binary-vm' } }));
     const missing = await waitFor(
       async () => {
