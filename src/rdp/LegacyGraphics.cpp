@@ -17,9 +17,17 @@ void LegacyGraphics::reset() {
   m_scratch.release();
 }
 
-Checked<Ok> LegacyGraphics::copy(const QRect& destination, const uchar* pixels, qsizetype stride,
+Checked<codec::Pixels> LegacyGraphics::scratch(uint32_t width, uint32_t height, std::string_view pdu) {
+  const std::size_t stride = std::size_t(width) * codec::Pixels::kBytesPerPixel;
+  uchar* bits = m_scratch.get(stride * height);
+  if (!bits)
+    return Violation::resource(pdu, "no scratch for the bitmap");
+  return codec::Pixels{bits, stride, width, height};
+}
+
+Checked<Ok> LegacyGraphics::copy(const QRect& destination, const codec::Pixels& pixels,
                                  std::string_view pdu) {
-  if (!m_desktop.write(destination, pixels, stride))
+  if (!m_desktop.write(destination, pixels.bits, qsizetype(pixels.stride)))
     return Violation::protocol(pdu, "destination rectangle outside the desktop");
   m_drawn = true;
   return Ok{};
@@ -44,11 +52,10 @@ Checked<Ok> LegacyGraphics::draw(const Bitmap& b) {
   if (b.data.empty())
     return Violation::protocol(kBitmapPdu, "bitmap without data");
 
-  const std::size_t stride = std::size_t(b.width) * codec::Pixels::kBytesPerPixel;
-  uchar* out = m_scratch.get(stride * b.height);
-  if (!out)
-    return Violation::resource(kBitmapPdu, "no scratch for the bitmap");
-  const codec::Pixels pixels{out, stride, b.width, b.height};
+  const Checked<codec::Pixels> scratched = scratch(b.width, b.height, kBitmapPdu);
+  if (front::isViolation(scratched))
+    return std::get<Violation>(scratched);
+  const codec::Pixels& pixels = std::get<codec::Pixels>(scratched);
   Checked<Ok> decoded = Ok{};
   if (!b.compressed) {
     decoded = codec::Uncompressed::decodeBitmap(b.data, b.bpp, pixels);
@@ -64,7 +71,7 @@ Checked<Ok> LegacyGraphics::draw(const Bitmap& b) {
   }
   if (front::isViolation(decoded))
     return decoded; // the scratch may hold part of it; the desktop nothing
-  return copy(destination, out, qsizetype(stride), kBitmapPdu);
+  return copy(destination, pixels, kBitmapPdu);
 }
 
 Checked<Ok> LegacyGraphics::draw(const SurfaceBits& s) {
@@ -80,16 +87,15 @@ Checked<Ok> LegacyGraphics::draw(const SurfaceBits& s) {
     return Violation::protocol(kSurfaceBitsPdu, "bpp other than 32");
   if (s.width != uint32_t(destination.width()) || s.height != uint32_t(destination.height()))
     return Violation::protocol(kSurfaceBitsPdu, "bitmap size differs from its destination rectangle");
-  const std::size_t stride = std::size_t(s.width) * codec::Pixels::kBytesPerPixel;
-  uchar* out = m_scratch.get(stride * s.height);
-  if (!out)
-    return Violation::resource(kSurfaceBitsPdu, "no scratch for the bitmap");
+  const Checked<codec::Pixels> scratched = scratch(s.width, s.height, kSurfaceBitsPdu);
+  if (front::isViolation(scratched))
+    return std::get<Violation>(scratched);
   // Rows bottom-up, as FreeRDP's GDI drew them (gdi_surface_bits: FREERDP_FLIP_VERTICAL).
-  const codec::Pixels pixels{out, stride, s.width, s.height};
+  const codec::Pixels& pixels = std::get<codec::Pixels>(scratched);
   if (Checked<Ok> decoded = codec::Uncompressed::decodeBitmap(s.data, 32, pixels);
       front::isViolation(decoded))
     return Violation::protocol(kSurfaceBitsPdu, "bitmapDataLength inconsistent with width and height");
-  return copy(destination, out, qsizetype(stride), kSurfaceBitsPdu);
+  return copy(destination, pixels, kSurfaceBitsPdu);
 }
 
 } // namespace gc

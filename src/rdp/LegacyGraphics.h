@@ -59,8 +59,9 @@ public:
   void reset();
 
 private:
-  front::Checked<front::Ok> copy(const QRect& destination, const uchar* pixels, qsizetype stride,
-                                 std::string_view pdu);
+  // The scratch for one bitmap of `width` x `height` (both checked against the desktop before).
+  front::Checked<codec::Pixels> scratch(uint32_t width, uint32_t height, std::string_view pdu);
+  front::Checked<front::Ok> copy(const QRect& destination, const codec::Pixels& pixels, std::string_view pdu);
 
   DesktopSurface& m_desktop;
   codec::InterleavedDecoder m_interleaved;
