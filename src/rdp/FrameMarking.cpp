@@ -1,15 +1,16 @@
 #include "rdp/FrameMarking.h"
 
+#include "rdp/DesktopSurface.h"
 #include "rdp/LegacyGraphics.h"
 #include "rdp/RdpContext.h"
-#include "rdp/RdpSession.h"
+#include "rdp/SessionHooks.h"
 
 #include <freerdp/settings.h>
 
 namespace gc {
 
 namespace {
-RdpSession* sessionOf(rdpContext* context) {
+SessionHooks* sessionOf(rdpContext* context) {
   return reinterpret_cast<RdpContext*>(context)->session;
 }
 } // namespace
@@ -24,13 +25,14 @@ void FrameMarking::install(rdpContext* context) {
 // The server's frame boundaries (MS-RDPBCGR 2.2.9.2.3): no lease inside a frame; the end is
 // acknowledged when the console advertised frame acknowledgement (as FreeRDP's GDI did).
 BOOL FrameMarking::surfaceFrameMarker(rdpContext* context, const SURFACE_FRAME_MARKER* marker) {
-  RdpSession* self = sessionOf(context);
+  SessionHooks* self = sessionOf(context);
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
   if (marker->frameAction == SURFACECMD_FRAMEACTION_BEGIN) {
-    self->m_legacyFrameOpen = true;
+    ctx->legacyFrameOpen = true;
     self->desktopFrameBegan();
   } else if (marker->frameAction == SURFACECMD_FRAMEACTION_END) {
-    self->m_legacyFrameOpen = false;
-    if (LegacyGraphics* legacy = reinterpret_cast<RdpContext*>(context)->legacy)
+    ctx->legacyFrameOpen = false;
+    if (LegacyGraphics* legacy = ctx->legacy)
       legacy->takeDrawn(); // the frame ends here, not at its last update
     self->desktopFrameEnded();
     if (freerdp_settings_get_uint32(context->settings, FreeRDP_FrameAcknowledge) > 0 &&
@@ -43,9 +45,10 @@ BOOL FrameMarking::surfaceFrameMarker(rdpContext* context, const SURFACE_FRAME_M
 // Inside FreeRDP's update processing, after each update PDU. Outside a marked frame an update
 // that drew is a frame of its own.
 BOOL FrameMarking::endPaint(rdpContext* context) {
-  RdpSession* self = sessionOf(context);
-  LegacyGraphics* legacy = reinterpret_cast<RdpContext*>(context)->legacy;
-  if (!self->m_legacyFrameOpen && legacy && legacy->takeDrawn())
+  SessionHooks* self = sessionOf(context);
+  auto* ctx = reinterpret_cast<RdpContext*>(context);
+  LegacyGraphics* legacy = ctx->legacy;
+  if (!ctx->legacyFrameOpen && legacy && legacy->takeDrawn())
     self->desktopFrameEnded();
   return TRUE;
 }
@@ -54,7 +57,7 @@ BOOL FrameMarking::desktopResize(rdpContext* context) {
   rdpSettings* settings = context->settings;
   const QSize size(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),
                    int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopHeight)));
-  RdpSession* self = sessionOf(context);
+  SessionHooks* self = sessionOf(context);
   // Judged before anything is sized for it (a guest may name 65535x65535).
   if (!self->admitDesktopSize(size, "DesktopResize") || !self->desktop().resize(size))
     return FALSE;

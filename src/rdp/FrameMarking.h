@@ -6,7 +6,8 @@
 //
 // Thread affinity: every callback runs on the session's FreeRDP worker (the graphics pipeline
 // too: drdynvc runs synchronously there, see GraphicsPipeline.h), inside FreeRDP's update
-// processing and under RdpSession::m_ioMutex. Static functions only. Private to src/rdp/.
+// processing and under RdpSession::m_ioMutex. Static functions only; they reach the session
+// only through its hooks in RdpContext (SessionHooks.h). Private to src/rdp/.
 #pragma once
 
 #include <freerdp/freerdp.h>

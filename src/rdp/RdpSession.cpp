@@ -2,6 +2,7 @@
 
 #include "common/StateTable.h"
 #include "privacy/SecureZero.h"
+#include "rdp/CertificatePin.h"
 #include "rdp/DisconnectUltimatum.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
@@ -118,14 +119,37 @@ constexpr auto kStates =
                       });
 } // namespace
 
+namespace {
+using E = RdpSession::Ending;
+// Only forward: an ending that got further stays (abort() after the worker ended on its own).
+constexpr auto kEndings = makeStateTable<E>(
+    {"running", "half-closed", "disconnecting", "aborting", "worker done"},
+    {
+        {E::Running, E::HalfClosed, "finishGracefully(): the goodbye, the writing side shut"},
+        {E::Running, E::Disconnecting, "abort() of a live session: the worker says goodbye"},
+        {E::Running, E::Aborting, "abort() of a session not (or not yet) connected"},
+        {E::HalfClosed, E::HalfClosed, "finishGracefully() again, after its bound passed"},
+        {E::HalfClosed, E::Aborting, "abort() after the goodbye: nothing more to say"},
+        {E::Aborting, E::Aborting, "abort() again"},
+        {E::Running, E::WorkerDone, "the guest closed or broke a rule, or connecting failed"},
+        {E::HalfClosed, E::WorkerDone, "the guest closed after the goodbye"},
+        {E::Disconnecting, E::WorkerDone, "the worker said goodbye and stopped"},
+        {E::Aborting, E::WorkerDone, "the worker stopped"},
+    });
+} // namespace
+
 QString RdpSession::stateName(State state) {
   return kStates.name(state);
+}
+
+QString RdpSession::endingName(Ending ending) {
+  return kEndings.name(ending);
 }
 
 RdpSession::RdpSession(std::span<uchar> desktopMemory, QObject* parent)
     : QObject(parent),
       m_surface(desktopMemory.empty() ? nullptr : std::make_unique<DesktopSurface>(desktopMemory)),
-      m_gfx(std::make_unique<GraphicsPipeline>()), m_leaseEvent(CreateEventA(nullptr, TRUE, FALSE, nullptr)) {
+      m_gfx(std::make_unique<GraphicsPipeline>()) {
   qRegisterMetaType<gc::Failure>();
   qRegisterMetaType<gc::DesktopSurface::Changes>();
 }
@@ -148,9 +172,31 @@ bool RdpSession::setState(State to) {
   }
 }
 
+bool RdpSession::setEnding(Ending to) {
+  {
+    std::lock_guard lock(m_endMutex); // a waiter for WorkerDone cannot miss it
+    const Ending from = m_ending.load();
+    if (!kEndings.allows(from, to)) {
+      if (from != Ending::WorkerDone)
+        qCWarning(lcRdp).noquote() << "RdpSession: refused ending" << endingName(from) << "->"
+                                   << endingName(to);
+      return false;
+    }
+    m_ending = to;
+    if (from != to)
+      qCInfo(lcRdp).noquote() << "RdpSession: ending" << endingName(from) << "->" << endingName(to);
+  }
+  m_endCv.notify_all();
+  return true;
+}
+
+bool RdpSession::stopping() const {
+  const Ending e = m_ending.load();
+  return e == Ending::Disconnecting || e == Ending::Aborting || e == Ending::WorkerDone;
+}
+
 RdpSession::~RdpSession() {
   abort();
-  CloseHandle(m_leaseEvent);
 }
 
 void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
@@ -223,8 +269,9 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
   m_context = freerdp_client_context_new(&entry);
   if (!m_context)
     return fail(Refusal::Internal, QStringLiteral("cannot create the FreeRDP context"));
-  reinterpret_cast<RdpContext*>(m_context)->session = this;
+  reinterpret_cast<RdpContext*>(m_context)->session = static_cast<SessionHooks*>(this);
   reinterpret_cast<RdpContext*>(m_context)->pipeline = m_gfx.get();
+  reinterpret_cast<RdpContext*>(m_context)->gfxChannel = m_gfx->gfxChannel();
   m_front = std::make_unique<FrontGuard>(FrontGuard::limitsFor(m_config));
   reinterpret_cast<RdpContext*>(m_context)->front = m_front.get();
 
@@ -250,11 +297,7 @@ void RdpSession::run() {
   struct SignalDone {
     RdpSession* self;
     ~SignalDone() {
-      {
-        std::lock_guard lock(self->m_syncMutex);
-        self->m_workerDone = true;
-      }
-      self->m_syncCv.notify_all(); // finishGracefully() sees the session gone
+      self->setEnding(Ending::WorkerDone); // finishGracefully() and abort() see the session gone
       self->m_guestSync.noteSessionEnded();
     }
   } signalDone{this};
@@ -265,12 +308,12 @@ void RdpSession::run() {
   wipeSecretSetting(m_context->settings, FreeRDP_Username);
   wipeSecretSetting(m_context->settings, FreeRDP_Domain);
 
-  if (!ok || m_aborting) {
+  if (!ok || stopping()) {
     const Failure failure = m_gfx->gfxFailure().value_or(classifyConnectFailure());
     freerdp_disconnect(instance);
     scrubCredentialResidue(); // an auth failure leaves the same copies as a login
     setState(State::Finished);
-    if (!m_aborting) {
+    if (!stopping()) {
       postToMain([this, failure] {
         reapWorker();
         emit failed(failure);
@@ -293,10 +336,11 @@ void RdpSession::run() {
 
   QString reason;
   std::optional<WLogRouter::ExpectedErrors> expected; // once half-closed: the guest's EOF is the plan
-  while (!m_aborting) {
+  while (!stopping()) {
     // Between events: a requested lease is granted here, at a frame boundary; while it is
     // held the guest's PDUs wait unread (input still goes out on the main thread).
-    if (!serveLease())
+    serveLease();
+    if (stopping())
       break;
     HANDLE handles[MAXIMUM_WAIT_OBJECTS] = {};
     DWORD count = freerdp_get_event_handles(m_context, handles, ARRAYSIZE(handles) - 1);
@@ -304,15 +348,15 @@ void RdpSession::run() {
       reason = QStringLiteral("no FreeRDP event handles");
       break;
     }
-    handles[count++] = m_leaseEvent;
+    handles[count++] = m_lease.event();
     // Bounded wait: the abort event is among the handles, the timeout is only a backstop.
     WaitForMultipleObjects(count, handles, FALSE, 100);
     std::lock_guard io(m_ioMutex);
-    if (m_aborting)
+    if (stopping())
       break;
     // Checked here, under the lock finishGracefully() half-closes with: a guest that closes at
     // once is read in this very pass.
-    if (m_halfClosed && !expected)
+    if (ending() == Ending::HalfClosed && !expected)
       expected.emplace();
     if (!freerdp_check_event_handles(m_context) || freerdp_shall_disconnect_context(m_context)) {
       const UINT32 error = freerdp_get_last_error(m_context);
@@ -321,10 +365,8 @@ void RdpSession::run() {
       break;
     }
     // A frame the server never ends is handed out anyway after kFrameHold.
-    if (m_frameOpen && atFrameBoundary() && m_surface->hasChanges() && !m_readyPosted) {
-      m_readyPosted = true;
-      postToMain([this] { emit frameReady(); });
-    }
+    if (m_lease.frameOpen() && m_lease.atFrameBoundary() && m_surface->hasChanges())
+      sayFrameReady();
     // Held frame acknowledgements whose time has come (the poll wakes at least every 100 ms).
     releaseDueAcknowledgements();
   }
@@ -333,15 +375,15 @@ void RdpSession::run() {
   {
     std::lock_guard io(m_ioMutex);
     std::optional<WLogRouter::ExpectedErrors> closing; // our own close: FreeRDP's complaints are noise
-    if (m_aborting)
+    if (stopping())
       closing.emplace();
     // abort() of a live session: say goodbye (the ultimatum, then TLS close_notify inside
     // freerdp_disconnect) while the socket is still open; abort() bounds how long it waits.
-    if (m_disconnectRequested)
+    if (ending() == Ending::Disconnecting)
       m_ultimatumSent = DisconnectUltimatum::send(m_context);
     freerdp_disconnect(instance);
   }
-  if (!m_aborting) {
+  if (!stopping()) {
     // A front refused a PDU, a desktop check refused a size, the guest redirected, or it
     // simply went away.
     const std::optional<Failure> refused = m_front->failure();
@@ -357,44 +399,27 @@ void RdpSession::run() {
   }
 }
 
-bool RdpSession::atFrameBoundary() const {
-  return !m_frameOpen || std::chrono::steady_clock::now() - m_frameOpenedAt >= kFrameHold;
+void RdpSession::serveLease() {
+  m_lease.serve(
+      [this](quint64 serial) {
+        m_handed = serial; // the pacing counts the frames handed to the console
+        DesktopSurface::Changes changes = m_surface->takeChanges();
+        postToMain([this, serial, changes = std::move(changes)] { emit leased(serial, changes); });
+      },
+      [this] { return stopping(); });
 }
 
-bool RdpSession::serveLease() {
-  std::unique_lock lock(m_leaseMutex);
-  if (!m_leaseRequested || !atFrameBoundary())
-    return !m_aborting;
-  ResetEvent(m_leaseEvent);
-  m_leaseRequested = false;
-  m_leaseHeld = true;
-  m_readyPosted = false;
-  const quint64 serial = ++m_leaseSerial;
-  m_handed = serial; // the pacing counts the frames handed to the console
-  DesktopSurface::Changes changes = m_surface->takeChanges();
-  lock.unlock();
-  postToMain([this, serial, changes = std::move(changes)] { emit leased(serial, changes); });
-  lock.lock();
-  m_leaseCv.wait(lock, [this] { return !m_leaseHeld || m_aborting; });
-  return !m_aborting;
+void RdpSession::sayFrameReady() {
+  if (m_lease.takeReadyToSay())
+    postToMain([this] { emit frameReady(); });
 }
 
 void RdpSession::requestLease() {
-  {
-    std::lock_guard lock(m_leaseMutex);
-    if (m_leaseRequested || m_leaseHeld)
-      return;
-    m_leaseRequested = true;
-  }
-  SetEvent(m_leaseEvent);
+  m_lease.request();
 }
 
 void RdpSession::returnLease() {
-  {
-    std::lock_guard lock(m_leaseMutex);
-    m_leaseHeld = false;
-  }
-  m_leaseCv.notify_all();
+  m_lease.giveBack();
 }
 
 void RdpSession::setPacingTiming(FramePacer::Timing timing) {
@@ -435,7 +460,7 @@ RdpSession::PacingState RdpSession::pacing() const {
 
 void RdpSession::releaseDueAcknowledgements() {
   gfx::GfxChannel* channel = m_gfx->gfxChannel();
-  if (!channel || m_state != State::Connected || !m_context || m_aborting)
+  if (!channel || m_state != State::Connected || !m_context || ending() != Ending::Running)
     return;
   gfx::GfxClient& client = channel->client();
   m_pacer.noteHanded(m_handed);
@@ -447,7 +472,7 @@ void RdpSession::releaseDueAcknowledgements() {
 }
 
 void RdpSession::applySuppressOutput() {
-  if (m_state != State::Connected || !m_context || !m_context->update || m_aborting || m_halfClosed)
+  if (m_state != State::Connected || !m_context || !m_context->update || ending() != Ending::Running)
     return;
   const bool suppress = m_pacer.mode() == PacingMode::NoPanel;
   if (suppress == m_outputSuppressed)
@@ -467,24 +492,19 @@ void RdpSession::applySuppressOutput() {
 }
 
 void RdpSession::desktopFrameBegan() {
-  if (!m_frameOpen) {
-    m_frameOpen = true;
-    m_frameOpenedAt = std::chrono::steady_clock::now();
-  }
+  m_lease.frameBegan();
 }
 
 void RdpSession::desktopFrameEnded() {
-  m_frameOpen = false;
+  m_lease.frameEnded();
   const DesktopSurface::Note note = m_surface->takeNote();
   // startGuestSync() arms its request under m_ioMutex, which this update holds: the frame is
   // wholly before the request or wholly after it.
   if (!note.touched.isEmpty())
     m_guestSync.noteUpdate(std::span<const QRect>(note.touched.constData(), std::size_t(note.touched.size())),
                            note.changed);
-  if (m_surface->hasChanges() && !m_readyPosted) {
-    m_readyPosted = true;
-    postToMain([this] { emit frameReady(); });
-  }
+  if (m_surface->hasChanges())
+    sayFrameReady();
 }
 
 bool RdpSession::admitDesktopSize(QSize size, const char* pdu) {
@@ -596,16 +616,12 @@ void RdpSession::abort() {
     std::lock_guard lifecycle(m_lifecycleMutex);
     ++m_generation; // drops queued worker posts: after abort() only closed() is emitted
     hadStarted = m_state != State::Idle && (m_context || m_worker.joinable());
-    // A live session gets a proper disconnect from the worker (run()); set before m_aborting,
-    // which the worker reads first. Half-closed (finishGracefully) it is past saying anything.
-    const bool polite = m_state == State::Connected && !m_halfClosed && m_worker.joinable() &&
+    // A live session gets a proper disconnect from the worker (run()). Half-closed
+    // (finishGracefully) it is past saying anything.
+    const bool polite = m_state == State::Connected && ending() == Ending::Running && m_worker.joinable() &&
                         m_worker.get_id() != std::this_thread::get_id();
-    m_disconnectRequested = polite;
-    m_aborting = true;
-    {
-      std::lock_guard lease(m_leaseMutex); // a worker waiting for a lease's return sees it
-    }
-    m_leaseCv.notify_all();
+    setEnding(polite ? Ending::Disconnecting : Ending::Aborting);
+    m_lease.wake(); // a worker waiting for a lease's return sees it
     if (m_context) {
       WLogRouter::ExpectedErrors cancelling;    // FreeRDP logs ERRCONNECT_CONNECT_CANCELLED for it
       freerdp_abort_connect_context(m_context); // wakes the worker's event wait
@@ -613,10 +629,10 @@ void RdpSession::abort() {
     if (polite) {
       // The guest need not answer; only our writes must get out. A guest that stopped
       // reading cannot hold us: after the bound the socket is shut down as before.
-      std::unique_lock lock(m_syncMutex);
-      m_syncCv.wait_for(lock, kDisconnectBound, [this] { return m_workerDone; });
+      std::unique_lock lock(m_endMutex);
+      m_endCv.wait_for(lock, kDisconnectBound, [this] { return ending() == Ending::WorkerDone; });
     }
-    shutdownSocket();
+    m_socket.shutdown(); // wakes FreeRDP out of any blocking read
     if (m_worker.joinable()) {
       if (m_worker.get_id() == std::this_thread::get_id())
         m_worker.detach(); // cannot happen via queued signals; never self-join
@@ -642,19 +658,17 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
     std::lock_guard io(m_ioMutex);
     // The goodbye goes after the last input, in order (a 9-byte PDU, written like a key):
     // the guest reads everything, then the ultimatum, and closes its side itself.
-    if (m_context && !m_aborting)
+    if (m_context && !stopping())
       m_ultimatumSent = DisconnectUltimatum::send(m_context);
-    std::lock_guard socket(m_socketMutex);
-    if (m_abortSocket < 0)
+    if (!m_socket.shutWriting()) // FIN after every byte already written
       return {};
-    m_halfClosed = true;
-    ::shutdown(m_abortSocket, SHUT_WR); // FIN after every byte already written
+    setEnding(Ending::HalfClosed);
   }
   // The worker keeps reading (and drawing into the desktop) until the guest closes. It writes
   // nothing more (SessionSetup::writePdu): a write into the shut socket would fail, end the
   // session at once, and the reset would destroy whatever the guest has not read yet.
-  std::unique_lock lock(m_syncMutex);
-  const bool closed = m_syncCv.wait_for(lock, bound, [this] { return m_workerDone; });
+  std::unique_lock lock(m_endMutex);
+  const bool closed = m_endCv.wait_for(lock, bound, [this] { return ending() == Ending::WorkerDone; });
   return {closed, clock.elapsed(), m_writesAfterGoodbye.load()};
 }
 
@@ -663,7 +677,7 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
   {
     std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     std::lock_guard io(m_ioMutex);               // after every input written before us
-    if (m_state == State::Connected && !m_aborting && m_context && !m_surface->size().isEmpty()) {
+    if (m_state == State::Connected && !stopping() && m_context && !m_surface->size().isEmpty()) {
       const QRect desktop = m_surface->rect();
       const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
       const bool refresh = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
@@ -705,7 +719,7 @@ void RdpSession::freeContext() {
     freerdp_client_context_free(m_context);
     m_context = nullptr;
   }
-  closeSocket(); // the worker is gone (joined or detached) or never ran
+  m_socket.close(); // the worker is gone (joined or detached) or never ran
   if (m_config.socketFd >= 0) {
     ::close(m_config.socketFd); // handed over but never adopted (the session ended before connecting)
     m_config.socketFd = -1;
@@ -714,33 +728,14 @@ void RdpSession::freeContext() {
     m_surface->wipe(); // guest pixels: the shared desktop holds nothing after the session
 }
 
-void RdpSession::adoptSocket(int fd) {
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) {
+void RdpSession::socketConnected(int fd) {
+  if (!m_socket.adopt(fd)) {
     qCWarning(lcRdp) << "cannot duplicate the RDP socket; abort falls back to FreeRDP's abort event";
     return;
   }
-  m_socketConnected = true;
-  std::lock_guard guard(m_socketMutex);
-  if (m_abortSocket >= 0)
-    ::close(m_abortSocket); // FreeRDP connected again (never expected: no redirects)
-  m_abortSocket = copy;
-  // abort() sets m_aborting before it looks at m_abortSocket: one of us sees the other.
-  if (m_aborting)
-    ::shutdown(m_abortSocket, SHUT_RDWR);
-}
-
-void RdpSession::shutdownSocket() {
-  std::lock_guard guard(m_socketMutex);
-  if (m_abortSocket >= 0)
-    ::shutdown(m_abortSocket, SHUT_RDWR);
-}
-
-void RdpSession::closeSocket() {
-  std::lock_guard guard(m_socketMutex);
-  if (m_abortSocket >= 0)
-    ::close(m_abortSocket);
-  m_abortSocket = -1;
+  // abort() changes the ending before it shuts the socket down: one of us sees the other.
+  if (stopping())
+    m_socket.shutdown();
 }
 
 void RdpSession::postToMain(std::function<void()> fn) {
@@ -760,7 +755,7 @@ Status RdpSession::sendKey(quint16 scancode, bool down) {
     return Failure{Refusal::InputInvalid, QStringLiteral("unsupported scancode prefix")};
   std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
   std::lock_guard io(m_ioMutex);
-  if (m_state != State::Connected || m_aborting || !m_context)
+  if (m_state != State::Connected || stopping() || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
   return m_input.sendKey(m_context->input, scancode, down);
 }
@@ -768,7 +763,7 @@ Status RdpSession::sendKey(quint16 scancode, bool down) {
 Status RdpSession::sendUnicode(quint16 codeUnit, bool down) {
   std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
   std::lock_guard io(m_ioMutex);
-  if (m_state != State::Connected || m_aborting || !m_context)
+  if (m_state != State::Connected || stopping() || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
   if (!(m_inputCaps.load() & 0x1u))
     return Failure{Refusal::ActionUnsupported, QStringLiteral("the server does not advertise Unicode input")};
@@ -788,7 +783,7 @@ Status RdpSession::sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 whee
   } report{written, sent};
   std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
   std::lock_guard io(m_ioMutex);
-  if (m_state != State::Connected || m_aborting || !m_context)
+  if (m_state != State::Connected || stopping() || !m_context)
     return Failure{Refusal::InputSendFailed, QStringLiteral("not connected")};
   if ((horizontal && wheel != 0 && !(m_inputCaps.load() & 0x2u)) ||
       ((buttons & 0x18) && !(m_inputCaps.load() & 0x4u)))
@@ -855,8 +850,28 @@ QString RdpSession::securityProtocol() const {
   }
 }
 
+bool RdpSession::judgeCertificate(const std::optional<QByteArray>& leafSha256) {
+  m_certChecked = true;
+  const bool accept =
+      leafSha256 && (m_config.unpinned || CertificatePin::matches(*leafSha256, m_config.pinSha256));
+  m_certAccepted = accept;
+  return accept;
+}
+
+bool RdpSession::admitWrite() {
+  if (m_socket.writingShut()) {
+    // After the goodbye (finishGracefully) the socket is shut for writing; what FreeRDP still
+    // answers (frame acknowledgements) is not written, and counts as written so the session
+    // reads on until the guest closes.
+    ++m_writesAfterGoodbye;
+    return false;
+  }
+  ++(m_certChecked ? m_pdusAfterCert : m_pdusBeforeCert);
+  return true;
+}
+
 ConnectTrace RdpSession::connectTrace() const {
-  return {m_certChecked, m_certAccepted, m_pdusBeforeCert, m_pdusAfterCert, m_socketConnected};
+  return {m_certChecked, m_certAccepted, m_pdusBeforeCert, m_pdusAfterCert, m_socket.everConnected()};
 }
 
 } // namespace gc

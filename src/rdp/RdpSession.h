@@ -7,11 +7,16 @@
 // FreeRDP callbacks recover `this` from RdpContext and run on the worker, one file per stage:
 // SessionSetup (connection, settings), FrameMarking (legacy paints -> the surface of record),
 // InputState (sends, held keys), GuestSync (the lock's sync); RdpSession.cpp keeps the
-// lifecycle and the lease.
+// lifecycle. Two parts have classes of their own: the lease of the surface of record
+// (SurfaceLease) and the duplicate of the guest's socket that abort() shuts (AbortSocket).
+// Two enums say where the session is: State how far the connection got (Idle -> Connecting ->
+// Connected -> Finished), Ending how far its ending got (Running -> HalfClosed ->
+// Disconnecting/Aborting -> WorkerDone), each changed in one place against its edge table.
 // Input (sendKey/sendPointer) is called from the main thread; it is serialized with the event
 // loop by m_ioMutex.
-// Lock order: m_lifecycleMutex, then m_ioMutex (never the reverse); m_socketMutex,
-// m_syncMutex and m_leaseMutex are leaves (nothing is locked while holding one).
+// Lock order: m_lifecycleMutex, then m_ioMutex (never the reverse); m_endMutex,
+// m_violationMutex, the lease's and the abort socket's mutex are leaves (nothing is locked
+// while holding one).
 //
 // Frames: every decoder writes the desktop into ONE surface of record (DesktopSurface), in
 // memory the caller gives (the shared desktop) — only on the worker, inside FreeRDP's event
@@ -24,12 +29,15 @@
 #include "common/Outcome.h"
 #include "privacy/CredentialNeedles.h"
 #include "privacy/ResidueScrubber.h"
+#include "rdp/AbortSocket.h"
 #include "rdp/ChannelReport.h"
 #include "rdp/ConnectGuard.h"
 #include "rdp/DesktopSurface.h"
 #include "rdp/FramePacer.h"
 #include "rdp/GuestSync.h"
 #include "rdp/InputState.h"
+#include "rdp/SessionHooks.h"
+#include "rdp/SurfaceLease.h"
 #include "readerwire/ReaderTypes.h"
 
 #include <QObject>
@@ -51,15 +59,20 @@ namespace gc {
 
 class FrontGuard;
 class GraphicsPipeline;
-struct SessionSetup;
-struct FrameMarking;
 
-class RdpSession : public QObject {
+class RdpSession : public QObject, private SessionHooks {
   Q_OBJECT
 
 public:
   enum class State { Idle, Connecting, Connected, Finished };
   static QString stateName(State state);
+  // How far the session's ending got, beside State. Running: nothing asked. HalfClosed:
+  // finishGracefully() said goodbye and shut the writing side; the guest's close is expected.
+  // Disconnecting: abort() of a live session, the worker says goodbye properly before it stops.
+  // Aborting: abort() of anything else, the worker stops at once. WorkerDone: the worker's last
+  // act, on every path (finishGracefully() and abort() wait for it).
+  enum class Ending { Running, HalfClosed, Disconnecting, Aborting, WorkerDone };
+  static QString endingName(Ending ending);
 
   // `desktopMemory`: where the surface of record lives (the shared desktop); its size bounds
   // every desktop the guest may present. Empty: the session allocates it for the requested
@@ -138,7 +151,7 @@ public:
   // The longest abort() waits for the proper disconnect of a connected session.
   static constexpr std::chrono::milliseconds kDisconnectBound{1000};
   // A frame the server began and has not ended for this long is handed out anyway.
-  static constexpr std::chrono::milliseconds kFrameHold{100};
+  static constexpr std::chrono::milliseconds kFrameHold = SurfaceLease::kFrameHold;
   // After finishGracefully() or abort() of a connected session: the ultimatum was written
   // and flushed.
   bool ultimatumSent() const { return m_ultimatumSent; }
@@ -196,26 +209,6 @@ public:
   // Created by start(); null before. Any thread.
   const FrontGuard* frontGuard() const { return m_front.get(); }
 
-  // ---- the worker's side of the surface of record (decoders; RDP worker only) ----------
-  // The surface of record (DesktopSurface.h): the project's RDPGFX client and the legacy
-  // path write the desktop here, inside FreeRDP's event processing.
-  DesktopSurface& desktop() { return *m_surface; }
-  // A frame begins (RDPGFX StartFrame, a Surface Frame Marker BEGIN): no lease until it ends.
-  void desktopFrameBegan();
-  // A frame is complete in desktop() (RDPGFX EndFrame, a frame marker END, or one update of
-  // a server that marks no frames): the guest sync sees it, a reader is told.
-  void desktopFrameEnded();
-  // Worker: the guest names a desktop size (connect, DesktopResize, ResetGraphics). Checks it
-  // against what the shared desktop holds (the grant's pixel count) BEFORE anything is
-  // allocated for it; a refused size is recorded as the session's violation (the caller then
-  // fails the PDU, which ends the session). Whether it is the grant's size is the console's
-  // judgement: every admitted size reaches it (desktopResized).
-  bool admitDesktopSize(QSize size, const char* pdu);
-  // Worker: a front refused the guest's bytes; the session ends with this as its cause.
-  void noteViolation(ProtocolViolation violation);
-  // Worker: desktop() was resized to an admitted size; the console hears of every one.
-  void noteDesktopResized(QSize size);
-
 signals:
   void connected(QSize desktop);
   // A complete frame with changes waits in the surface (once until the next lease).
@@ -229,11 +222,38 @@ signals:
   void closed();                           // after abort()
 
 private:
-  friend struct SessionSetup;
-  friend struct FrameMarking;
+  // ---- SessionHooks: the stages' side (RDP worker only) --------------------------------
+  ConnectGuard& guard() override { return m_guard; }
+  bool stopping() const override; // abort() was called: the worker stops (after its goodbye)
+  bool judgeCertificate(const std::optional<QByteArray>& leafSha256) override;
+  bool admitWrite() override;
+  int takeHandedSocket() override { return std::exchange(m_config.socketFd, -1); }
+  void socketConnected(int fd) override; // keeps the duplicate for abort()
+  // The surface of record (DesktopSurface.h): the project's RDPGFX client and the legacy
+  // path write the desktop here, inside FreeRDP's event processing.
+  DesktopSurface& desktop() override { return *m_surface; }
+  // The guest names a desktop size (connect, DesktopResize, ResetGraphics). Checks it against
+  // what the shared desktop holds (the grant's pixel count) BEFORE anything is allocated for
+  // it; a refused size is recorded as the session's violation (the caller then fails the PDU,
+  // which ends the session). Whether it is the grant's size is the console's judgement: every
+  // admitted size reaches it (desktopResized).
+  bool admitDesktopSize(QSize size, const char* pdu) override;
+  // A frame begins (RDPGFX StartFrame, a Surface Frame Marker BEGIN): no lease until it ends.
+  void desktopFrameBegan() override;
+  // A frame is complete in desktop() (RDPGFX EndFrame, a frame marker END, or one update of
+  // a server that marks no frames): the guest sync sees it, a reader is told.
+  void desktopFrameEnded() override;
+  // desktop() was resized to an admitted size; the console hears of every one.
+  void noteDesktopResized(QSize size) override;
+  // A desktop check refused the guest's bytes; the session ends with this as its cause.
+  void noteViolation(ProtocolViolation violation);
 
   // The one place m_state changes: checks the edge, logs a refused one.
   bool setState(State to);
+  // The one place m_ending changes: checks the edge; a refused one leaves it as it is (an
+  // ending that got further already) and is logged unless the worker is done.
+  bool setEnding(Ending to);
+  Ending ending() const { return m_ending.load(); }
   void run(); // worker thread
   Failure classifyConnectFailure() const;
   Failure violationFailure() const; // the recorded violation as the session's failure
@@ -241,13 +261,10 @@ private:
   void reapWorker();
   void postToMain(std::function<void()> fn);
   void scrubCredentialResidue(); // worker, once freerdp_connect has returned
-  void adoptSocket(int fd);      // worker: FreeRDP connected its socket
-  void shutdownSocket();         // any thread: wakes FreeRDP out of any blocking read
-  void closeSocket();            // after the worker is gone
   // Worker, between events: grants a requested lease at a frame boundary and waits until it
-  // is returned (or the session aborts). False when the session is aborting.
-  bool serveLease();
-  bool atFrameBoundary() const; // worker
+  // is returned (or the session aborts).
+  void serveLease();
+  void sayFrameReady(); // worker: frameReady(), once per lease
   // Under m_ioMutex: held acknowledgements go out if the pacing allows it now.
   void releaseDueAcknowledgements();
   // Under m_ioMutex, connected: Suppress Output matching the pacing mode, if it changed.
@@ -257,19 +274,15 @@ private:
   rdp_context* m_context = nullptr;
   std::thread m_worker;
   std::atomic<State> m_state{State::Idle};
-  std::atomic<bool> m_aborting{false};
-  std::atomic<bool> m_timedOut{false};
-  std::atomic<bool> m_halfClosed{false};          // finishGracefully(): the guest's close is expected
-  std::atomic<bool> m_disconnectRequested{false}; // abort(): the worker disconnects properly
+  // Changed under m_endMutex (the worker's WorkerDone wakes m_endCv); read anywhere.
+  std::atomic<Ending> m_ending{Ending::Running};
+  std::atomic<bool> m_timedOut{false}; // why connecting failed: the connect timeout
   std::atomic<bool> m_ultimatumSent{false};
   std::atomic<quint32> m_selectedProtocol{0xFFFFFFFF}; // FreeRDP_SelectedProtocol once connected
   std::atomic<quint32> m_inputCaps{0};                 // the server's input flags once connected
 
-  // m_workerDone: set by the worker as its last act on any path, for finishGracefully()'s
-  // bounded wait.
-  std::mutex m_syncMutex; // a leaf
-  std::condition_variable m_syncCv;
-  bool m_workerDone = false;
+  std::mutex m_endMutex; // a leaf
+  std::condition_variable m_endCv;
   GuestSync m_guestSync;                // updates noted by the worker at each frame's end
   std::atomic<quint64> m_generation{0}; // bumped by abort(): stale worker posts are dropped
 
@@ -283,27 +296,13 @@ private:
   std::atomic<int> m_pdusAfterCert{0};
   std::atomic<int> m_writesAfterGoodbye{0}; // WritePdu hook, once half-closed: not written
 
-  // A dup() of FreeRDP's socket. FreeRDP 3.10 waits for handshake data in 100 ms poll
-  // slices without looking at its abort event (transport_read_layer -> BIO_wait_read);
-  // shutdown() on our duplicate ends such a wait at once. Being a separate descriptor, it
-  // cannot be recycled under us when FreeRDP closes its own.
-  std::mutex m_socketMutex;
-  int m_abortSocket = -1;
-  std::atomic<bool> m_socketConnected{false};
+  AbortSocket m_socket; // a duplicate of FreeRDP's, for abort() and finishGracefully()
 
   InputState m_input; // what was sent and is held (guarded by m_ioMutex)
 
-  // The surface of record and its lease (m_leaseMutex, a leaf, guards the flags).
+  // The surface of record and its lease.
   std::unique_ptr<DesktopSurface> m_surface;
-  std::mutex m_leaseMutex;
-  std::condition_variable m_leaseCv;
-  bool m_leaseRequested = false;
-  bool m_leaseHeld = false;
-  quint64 m_leaseSerial = 0;
-  bool m_frameOpen = false; // worker: between desktopFrameBegan() and desktopFrameEnded()
-  std::chrono::steady_clock::time_point m_frameOpenedAt;
-  bool m_readyPosted = false;     // worker: frameReady() posted since the last lease
-  bool m_legacyFrameOpen = false; // worker: inside a legacy Surface Frame Marker pair
+  SurfaceLease m_lease;
 
   // The pacing (guarded by m_ioMutex: the worker decides at each EndFrame and between
   // events, the main thread changes the mode); leases handed out, set by serveLease().
@@ -314,7 +313,6 @@ private:
   ConnectGuard m_guard;                    // its hooks run on the worker
   std::unique_ptr<GraphicsPipeline> m_gfx; // its callbacks run on the worker
   std::unique_ptr<FrontGuard> m_front;     // its hooks run on the worker
-  void* m_leaseEvent;                      // a winpr event: requestLease() wakes the worker's wait
 
   mutable std::mutex m_violationMutex; // a leaf
   ProtocolViolation m_violation;       // the first one only

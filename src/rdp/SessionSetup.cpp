@@ -2,13 +2,14 @@
 
 #include "rdp/CertificatePin.h"
 #include "rdp/ClientBaseline.h"
+#include "rdp/ConnectGuard.h"
 #include "rdp/FrameMarking.h"
 #include "rdp/FrontGuard.h"
 #include "rdp/GraphicsPipeline.h"
 #include "rdp/LegacyGraphics.h"
 #include "rdp/LegacyUpdates.h"
 #include "rdp/RdpContext.h"
-#include "rdp/RdpSession.h"
+#include "rdp/SessionHooks.h"
 #include "rdp/WLogRouter.h"
 
 #include <freerdp/error.h>
@@ -22,7 +23,7 @@ namespace gc {
 
 namespace {
 
-RdpSession* sessionOf(freerdp* instance) {
+SessionHooks* sessionOf(freerdp* instance) {
   return reinterpret_cast<RdpContext*>(instance->context)->session;
 }
 
@@ -85,6 +86,8 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
   ctx->originalReceiveChannelData = nullptr;
   ctx->originalReadPdu = nullptr;
   ctx->legacy = nullptr;
+  ctx->gfxChannel = nullptr;
+  ctx->legacyFrameOpen = false;
   instance->PreConnect = &preConnect;
   instance->PostConnect = &postConnect;
   instance->PostDisconnect = &postDisconnect;
@@ -98,7 +101,7 @@ BOOL SessionSetup::clientNew(freerdp* instance, rdpContext* context) {
 
 // A Server Redirection PDU: the old connection is closed, the new one not yet opened.
 BOOL SessionSetup::refuseRedirect(freerdp* instance) {
-  sessionOf(instance)->m_guard.refuseRedirection(instance->context->settings);
+  sessionOf(instance)->guard().refuseRedirection(instance->context->settings);
   return FALSE;
 }
 
@@ -111,56 +114,45 @@ int SessionSetup::logonErrorInfo(freerdp*, UINT32 data, UINT32 type) {
 // (NLA) or the MCS connect (TLS), i.e. before any credential leaves the process.
 int SessionSetup::verifyX509Certificate(freerdp* instance, const BYTE* pem, size_t length, const char*,
                                         UINT16, DWORD flags) {
-  RdpSession* self = sessionOf(instance);
-  self->m_certChecked = true;
+  SessionHooks* self = sessionOf(instance);
   // A redirect or gateway hop would be a different server: refused outright.
   if (flags & (VERIFY_CERT_FLAG_GATEWAY | VERIFY_CERT_FLAG_REDIRECT)) {
     qCWarning(lcRdp) << "refusing certificate of a redirected/gateway connection";
-    return 0;
+    return self->judgeCertificate(std::nullopt) ? 1 : 0;
   }
   const auto digest = CertificatePin::leafSha256FromPem(
       QByteArrayView(reinterpret_cast<const char*>(pem), qsizetype(length)));
-  if (!digest) {
+  if (!digest)
     qCWarning(lcRdp) << "guest certificate could not be parsed";
-    return 0;
-  }
-  const bool accept = self->m_config.unpinned || CertificatePin::matches(*digest, self->m_config.pinSha256);
-  self->m_certAccepted = accept;
-  return accept ? 1 : 0;
+  return self->judgeCertificate(digest) ? 1 : 0;
 }
 
 int SessionSetup::writePdu(rdpTransport* transport, wStream* s) {
   auto* ctx = reinterpret_cast<RdpContext*>(transport_get_context(transport));
-  RdpSession* self = ctx->session;
-  if (self->m_halfClosed) {
-    // After the goodbye (finishGracefully) the socket is shut for writing; what FreeRDP still
-    // answers (frame acknowledgements) is not written, and counts as written so the session
-    // reads on until the guest closes.
-    ++self->m_writesAfterGoodbye;
+  // Refused once the socket is shut for writing (finishGracefully): the PDU counts as written
+  // so the session reads on until the guest closes.
+  if (!ctx->session->admitWrite())
     return int(Stream_GetPosition(s));
-  }
-  ++(self->m_certChecked ? self->m_pdusAfterCert : self->m_pdusBeforeCert);
   return ctx->originalWritePdu(transport, s);
 }
 
 // FreeRDP's own connect (loopback only, watches the abort event), then a duplicate of the
-// socket for abort(): see RdpSession::m_abortSocket. ConnectGuard admits connects to the
+// socket for abort(): see AbortSocket. ConnectGuard admits connects to the
 // granted 127.0.0.1 port only, and none once the session is established, before any socket
 // exists.
 int SessionSetup::tcpConnect(rdpContext* context, rdpSettings* settings, const char* hostname, int port,
                              DWORD timeout) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
   // Once a front refused a PDU (or a redirection) the guest gets no new connection either.
-  if ((ctx->front && ctx->front->failure()) || !ctx->session->m_guard.admitConnect(hostname, port)) {
+  if ((ctx->front && ctx->front->failure()) || !ctx->session->guard().admitConnect(hostname, port)) {
     freerdp_set_last_error_if_not(context, FREERDP_ERROR_CONNECT_CANCELLED);
     return -1;
   }
-  RdpSession* self = ctx->session;
-  int fd = -1;
-  if (self->m_config.socketFd >= 0) {
+  SessionHooks* self = ctx->session;
+  int fd = self->takeHandedSocket();
+  if (fd >= 0) {
     // The RDP reader process cannot open sockets (its sandbox): the console connected this
     // one to the granted port and handed it over. FreeRDP owns it from here on.
-    fd = std::exchange(self->m_config.socketFd, -1);
     if (!freerdp_settings_set_string(settings, FreeRDP_ClientAddress, "127.0.0.1")) {
       ::close(fd);
       return -1;
@@ -169,15 +161,15 @@ int SessionSetup::tcpConnect(rdpContext* context, rdpSettings* settings, const c
     fd = ctx->originalTcpConnect(context, settings, hostname, port, timeout);
   }
   if (fd >= 0)
-    self->adoptSocket(fd);
+    self->socketConnected(fd);
   return fd;
 }
 
 BOOL SessionSetup::preConnect(freerdp* instance) {
   auto* ctx = reinterpret_cast<RdpContext*>(instance->context);
   // freerdp_connect() clears the abort event before calling us, so an abort() that landed
-  // before that would be lost; abort() sets m_aborting before the event.
-  if (ctx->session->m_aborting)
+  // before that would be lost; abort() changes the ending before it sets the event.
+  if (ctx->session->stopping())
     return FALSE;
   // Wrap the PDU writer to record the order of writes vs. the certificate decision, and the
   // TCP connect to keep a handle on the socket.
@@ -193,8 +185,8 @@ BOOL SessionSetup::preConnect(freerdp* instance) {
 }
 
 BOOL SessionSetup::postConnect(freerdp* instance) {
-  RdpSession* self = reinterpret_cast<RdpContext*>(instance->context)->session;
-  self->m_guard.seal();
+  SessionHooks* self = reinterpret_cast<RdpContext*>(instance->context)->session;
+  self->guard().seal();
   // The size the server presented, judged before anything is sized for it.
   rdpSettings* settings = instance->context->settings;
   const QSize presented(int(freerdp_settings_get_uint32(settings, FreeRDP_DesktopWidth)),

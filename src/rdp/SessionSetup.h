@@ -5,7 +5,7 @@
 //
 // Thread affinity: configure() runs on the thread calling RdpSession::start() (the main
 // thread); every callback runs on the session's FreeRDP worker. Static functions only; they
-// recover the session from RdpContext. Private to src/rdp/.
+// reach the session only through its hooks in RdpContext (SessionHooks.h). Private to src/rdp/.
 #pragma once
 
 #include "readerwire/ReaderTypes.h"

@@ -1,6 +1,5 @@
 #include "rdp/gfx/GfxChannel.h"
 
-#include "rdp/GraphicsPipeline.h"
 #include "rdp/RdpContext.h"
 
 #include <freerdp/addin.h>
@@ -52,8 +51,7 @@ const IWTSVirtualChannelCallback kCallbacks = {onDataReceived, onOpen, onClose, 
 
 UINT initPlugin(GENERIC_DYNVC_PLUGIN* base, rdpContext* context, rdpSettings*) {
   auto* ctx = reinterpret_cast<RdpContext*>(context);
-  GraphicsPipeline* pipeline = ctx ? ctx->pipeline : nullptr;
-  GfxChannel* channel = pipeline ? pipeline->gfxChannel() : nullptr;
+  GfxChannel* channel = ctx ? ctx->gfxChannel : nullptr;
   if (!channel)
     return ERROR_BAD_CONFIGURATION; // no session to draw into: FreeRDP loads no plugin
   reinterpret_cast<Plugin*>(base)->channel = channel;
