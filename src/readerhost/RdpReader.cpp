@@ -35,10 +35,6 @@ constexpr int kHighFd = 10;
 
 constexpr quint32 kRequiredSandbox = SandboxReport::kRequired;
 
-bool insideDesktop(const QRect& r, QSize size) {
-  return !r.isEmpty() && QRect(QPoint(0, 0), size).contains(r);
-}
-
 } // namespace
 
 namespace {
@@ -68,11 +64,11 @@ QString RdpReader::stateName(State state) {
 RdpReader::RdpReader(QObject* parent) : QObject(parent) {
   qRegisterMetaType<gc::FrameUpdate>();
   qRegisterMetaType<gc::Failure>();
-  m_unchangedTimer.setSingleShot(true);
-  m_unchangedTimer.setInterval(kUnchangedPresent);
-  connect(&m_unchangedTimer, &QTimer::timeout, this, &RdpReader::presentUnchangedNow);
-  m_trim.setInterval(1000);
-  connect(&m_trim, &QTimer::timeout, this, [this] { m_frames.trimIdle(); });
+  connect(&m_frames, &ReaderFrames::frameUpdated, this, &RdpReader::frameUpdated);
+  connect(&m_frames, &ReaderFrames::presentDue, this, [this](quint64 upto) {
+    if (m_state == State::Connected)
+      notePresented(upto);
+  });
   connect(&m_process, &ReaderProcess::exited, this, [this] {
     noteExit();
     if (m_state != State::Finished)
@@ -100,7 +96,7 @@ Status RdpReader::spawn(QSize maxDesktop, const QString& program, std::chrono::m
     return Status(Refusal::Internal, QStringLiteral("the RDP reader was spawned already"));
   if (maxDesktop.isEmpty())
     return Status(Refusal::Internal, QStringLiteral("no desktop size for the RDP reader"));
-  m_maxDesktop = maxDesktop;
+  m_frames.setMaxDesktop(maxDesktop);
   Outcome<SharedDesktop> desktop =
       SharedDesktop::create(qsizetype(maxDesktop.width()) * maxDesktop.height() * 4);
   if (!desktop.ok())
@@ -154,7 +150,7 @@ Status RdpReader::spawn(QSize maxDesktop, const QString& program, std::chrono::m
   m_sandbox = r.sandbox;
   m_notifier = std::make_unique<QSocketNotifier>(m_socket, QSocketNotifier::Read);
   connect(m_notifier.get(), &QSocketNotifier::activated, this, &RdpReader::readable);
-  m_trim.start();
+  m_frames.startTrim();
   setState(State::Ready);
   return success();
 }
@@ -258,9 +254,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
     return;
   }
   m_sessionStarted = true;
-  m_handedLease = 0; // the pacing counts a new session's leases
-  m_presentedLease = 0;
-  m_unchangedLease = 0;
+  m_frames.startSession(); // the pacing counts a new session's leases
   setState(State::Connecting);
 }
 
@@ -362,8 +356,7 @@ void RdpReader::dispatch(wire::FromReader message) {
         if constexpr (std::is_same_v<M, wire::Connected>) {
           if (m_state != State::Connecting)
             return breach(QStringLiteral("connected outside a connect"));
-          if (m.desktop.isEmpty() || quint64(m.desktop.width()) * quint64(m.desktop.height()) >
-                                         quint64(m_maxDesktop.width()) * quint64(m_maxDesktop.height()))
+          if (!m_frames.fitsShared(m.desktop))
             return breach(QStringLiteral("a desktop larger than the shared desktop"));
           if (!m.channels.wellFormed())
             return breach(QStringLiteral("a malformed channel report"));
@@ -371,7 +364,7 @@ void RdpReader::dispatch(wire::FromReader message) {
               ~(wire::kInputCapUnicode | wire::kInputCapHorizontalWheel | wire::kInputCapExtendedMouse))
             return breach(QStringLiteral("unknown input capability bits"));
           m_inputCaps = m.inputCaps;
-          m_size = m.desktop;
+          m_frames.setSize(m.desktop);
           m_security = m.security.left(16);
           m_trace = m.trace;
           m_residue = m.residue;
@@ -429,87 +422,13 @@ void RdpReader::dispatch(wire::FromReader message) {
 void RdpReader::onLeased(const wire::Leased& leased) {
   if (!m_leaseOutstanding || m_state != State::Connected)
     return breach(QStringLiteral("a lease nobody asked for"));
-  if (leased.serial <= m_lastSerial)
-    return breach(QStringLiteral("a lease out of order"));
-  const QSize size = leased.size;
-  if (size.isEmpty() || quint64(size.width()) * quint64(size.height()) >
-                            quint64(m_maxDesktop.width()) * quint64(m_maxDesktop.height()))
-    return breach(QStringLiteral("a lease of a desktop larger than the shared desktop"));
-  if (!leased.resized && size != m_size && !m_size.isEmpty())
-    return breach(QStringLiteral("a lease of another size without a resize"));
-  QList<QRect> rects;
-  rects.reserve(leased.damage.size() + leased.moves.size());
-  for (const QRect& r : leased.damage) {
-    if (!insideDesktop(r, size))
-      return breach(QStringLiteral("damage outside the desktop"));
-    rects.append(r);
-  }
-  for (const wire::SurfaceMove& m : leased.moves) {
-    const QRect target = m.source.translated(m.target - m.source.topLeft());
-    if (!insideDesktop(m.source, size) || !insideDesktop(target, size))
-      return breach(QStringLiteral("a move outside the desktop"));
-    rects.append(target); // the pool compares and copies: a move's target is changed pixels
-  }
-  if (leased.resized) {
-    m_pendingMoves.clear(); // moves of the old desktop mean nothing on the new one
-    m_movesOverflowed = false;
-  }
-  if (!m_movesOverflowed) {
-    m_pendingMoves += leased.moves;
-    if (m_pendingMoves.size() > kMaxGuestMoves) {
-      m_pendingMoves.clear();
-      m_movesOverflowed = true;
-    }
-  }
-  m_lastSerial = leased.serial;
-  m_size = size;
-  bool pending = false;
-  bool changed = leased.resized;
-  if (leased.resized)
-    pending = m_frames.resize(size);
-  if (!rects.isEmpty()) {
-    const DesktopFrames::Absorbed absorbed =
-        m_frames.absorb(m_desktop.constBytes(), qsizetype(size.width()) * 4, size,
-                        std::span<const QRect>(rects.constData(), std::size_t(rects.size())));
-    pending = pending || absorbed.firstPending;
-    changed = changed || absorbed.changed;
-  }
+  ReaderFrames::Absorbed absorbed;
+  if (const std::optional<QString> broken = m_frames.absorb(leased, m_desktop.constBytes(), absorbed))
+    return breach(*broken);
   m_leaseOutstanding = false;
   if (!sendToReader(wire::Return{leased.serial}).ok())
     return breach(QStringLiteral("cannot return the lease"));
-  if (!changed)
-    presentUnchanged(leased.serial);
-  if (pending)
-    handOutFrame();
-}
-
-// A lease that changed no pixel (a server resending a static screen) has nothing to show:
-// it is presented with the newest frame handed out, or, when that one was presented, after
-// kUnchangedPresent (coalesced), so a static screen is not re-sent as fast as the guest can.
-void RdpReader::presentUnchanged(quint64 lease) {
-  m_unchangedLease = std::max(m_unchangedLease, lease);
-  if (m_handedLease <= m_presentedLease && !m_unchangedTimer.isActive())
-    m_unchangedTimer.start();
-}
-
-void RdpReader::presentUnchangedNow() {
-  if (m_handedLease <= m_presentedLease && m_state == State::Connected)
-    notePresented(m_unchangedLease);
-}
-
-void RdpReader::handOutFrame() {
-  DesktopFrames::Taken taken = m_frames.take();
-  // A resize reached the console already (Resized, before any frame of the new size).
-  if (!taken.frame.isNull()) {
-    // The frame holds every lease up to the last one absorbed: that is its serial.
-    m_handedLease = m_lastSerial;
-    FrameUpdate update{std::move(taken.frame), std::move(taken.dirty), {}, m_lastSerial};
-    update.moves.reserve(m_pendingMoves.size());
-    for (const wire::SurfaceMove& m : std::exchange(m_pendingMoves, {}))
-      update.moves.append({m.source, m.target});
-    m_movesOverflowed = false;
-    emit frameUpdated(update);
-  }
+  m_frames.settle(leased.serial, absorbed);
 }
 
 Status RdpReader::awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written) {
@@ -634,13 +553,10 @@ void RdpReader::setPacing(PacingMode mode) {
 }
 
 void RdpReader::notePresented(quint64 upto) {
-  // Leases that changed nothing after the newest frame handed out are shown with it.
-  if (upto >= m_handedLease)
-    upto = std::max(upto, m_unchangedLease);
-  if (upto > m_presentedLease && upto <= m_lastSerial && m_state == State::Connected) {
-    m_presentedLease = upto;
-    (void)sendToReader(wire::Presented{upto});
-  }
+  if (m_state != State::Connected)
+    return;
+  if (const std::optional<quint64> presented = m_frames.present(upto))
+    (void)sendToReader(wire::Presented{*presented});
 }
 
 RdpReader::Finish RdpReader::finishGracefully(std::chrono::milliseconds bound) {
@@ -721,8 +637,6 @@ void RdpReader::kill(bool graceful) {
     m_process.stop(graceful, kExitBound);
     noteExit();
   }
-  m_trim.stop();
-  m_unchangedTimer.stop();
   m_frames.wipe();
   m_desktop.wipe(); // guest pixels
 }

@@ -14,7 +14,8 @@
 // input sends that return once the PDUs are written and flushed, the lock's guest sync, the
 // graceful finish, abort, and frames. Frames: the reader says a frame is ready; the console
 // leases the shared desktop, copies what changed into its frame pool (DesktopFrames) and
-// returns the lease; frameUpdated() hands the frame on as before.
+// returns the lease; frameUpdated() hands the frame on as before. The frame bookkeeping (the
+// lease's checks, the pool, the moves, the pacing's "presented") is ReaderFrames'.
 //
 // Thread: the console's main thread. Calls that wait for an answer (spawn, probe, the sends,
 // releaseHeld, finishGracefully, abort) block it for at most their bound; every other
@@ -22,7 +23,7 @@
 #pragma once
 
 #include "common/Outcome.h"
-#include "readerhost/DesktopFrames.h"
+#include "readerhost/ReaderFrames.h"
 #include "readerhost/ReaderProcess.h"
 #include "readerwire/ReaderSocket.h"
 #include "readerwire/ReaderTypes.h"
@@ -137,10 +138,6 @@ public:
   // modes make the reader break the protocol or crash, and return at once.
   Outcome<QStringList> selfTest(quint8 mode, std::chrono::milliseconds bound = std::chrono::seconds(10));
 
-  // The guest's own moves kept behind one frame (FrameUpdate::moves); more: none, the
-  // frame's damage covers them.
-  static constexpr int kMaxGuestMoves = 16;
-
 signals:
   void connected(QSize desktop);
   void frameUpdated(const gc::FrameUpdate& update);
@@ -166,17 +163,12 @@ private:
   // The reader broke the protocol or died: it is killed, the session ends (RDP_READER_FAILED).
   void breach(const QString& why);
   void onLeased(const wire::Leased& leased);
-  void handOutFrame();
-  void presentUnchanged(quint64 lease); // pacing
-  void presentUnchangedNow();
   void kill(bool graceful);
   void noteExit(); // the process was reaped: its status joins m_exit
   Outcome<int> connectGuest(const QString& host, quint16 port, int timeoutMs) const;
 
   State m_state = State::Idle;
   SharedDesktop m_desktop;
-  QSize m_maxDesktop;
-  QSize m_size; // the desktop as the reader last described it
   int m_socket = -1;
   ReaderProcess m_process;
   quint32 m_sandbox = 0;
@@ -186,18 +178,7 @@ private:
   quint32 m_nextId = 1;
 
   bool m_leaseOutstanding = false;
-  quint64 m_lastSerial = 0;
-  DesktopFrames m_frames;
-  QList<wire::SurfaceMove> m_pendingMoves; // since the last frame handed out
-  bool m_movesOverflowed = false;
-  QTimer m_trim;
-
-  // Pacing: a frame's serial is the newest lease it holds, so "presented" needs no table.
-  quint64 m_handedLease = 0; // the serial of the newest frame handed out
-  quint64 m_presentedLease = 0;
-  static constexpr std::chrono::milliseconds kUnchangedPresent{100};
-  quint64 m_unchangedLease = 0; // the newest lease that changed nothing, not yet presented
-  QTimer m_unchangedTimer;
+  ReaderFrames m_frames;
 
   SyncDone m_syncDone;
   bool m_ultimatumSent = false;
