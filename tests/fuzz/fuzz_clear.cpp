@@ -98,6 +98,12 @@ protected:
       return "FreeRDP too lenient: bytes after a glyph hit (MS-RDPEGFX 2.2.4.1: with "
              "CLEARCODEC_FLAG_GLYPH_HIT "
              "the compositePayload MUST NOT be present)";
+    // Both sides accepted every earlier message of the session, so their expected numbers agree
+    // except in one place: FreeRDP keeps 0 for "none seen yet", and after 255 its expected number
+    // is 0 again, so it takes whatever non-zero number comes next as a fresh start.
+    if (rule == "sequence number out of order" && m.index > 0 && m.data.size() >= 2 && m.data[1] != 0)
+      return "FreeRDP too lenient: any sequence number after 255, which FreeRDP takes as a fresh start "
+             "(MS-RDPEGFX 2.2.4.1: seqNumber is one more than the last, 255 wrapping to 0)";
     if (rule == "glyph larger than 1024 pixels")
       return "FreeRDP too lenient: a glyph index on a bitmap of more than 1024 pixels, which FreeRDP stores "
              "up "
