@@ -13,10 +13,10 @@ const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync, spawn, spawnSync } = require('child_process');
-const { WsClient } = require('../battery/lib/ws');
-const { decodePng } = require('../battery/lib/png');
-const P = require('../battery/lib/proc');
-const L = require('../lanes/lib/lane');
+const { WsClient } = require('../lib/ws');
+const { decodePng } = require('../lib/png');
+const P = require('../lib/proc');
+const L = require('../lib/lane');
 
 const { BIN, rnd, until, portOpen } = L;
 const DESKTOP = { width: 1920, height: 1080, layout: '0x00000409' }; // the virtual monitor GRD mirrors
@@ -220,7 +220,6 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     if (!setup || setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
     const { ws } = await WsClient.connect(ready.panel.port);
     const frames = L.panelFrames(ws);
-    ws.on('binary', () => { frames.lastAt = Date.now(); });
     ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
     const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
     return { con, ready, setup, setupMs, ws, frames, welcome };
@@ -256,7 +255,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   await until(() => s.frames.frames > 0 && s.frames.covered && s.frames.covered.every(Boolean), 30000, 100);
   R.figures.first_full_picture_ms = Date.now() - tFrames;
   check('34.3', 'frames reach the panel client and cover the whole desktop', s.frames.frames > 0 && !s.frames.error && s.frames.covered && s.frames.covered.every(Boolean),
-    { frames: s.frames.frames, png_rects: s.frames.png, jpeg_rects: s.frames.jpeg, size: `${s.frames.width}x${s.frames.height}`, error: s.frames.error, ms: R.figures.first_full_picture_ms });
+    { frames: s.frames.frames, png_rects: s.frames.pngRects, jpeg_rects: s.frames.jpegRects, size: `${s.frames.width}x${s.frames.height}`, error: s.frames.error, ms: R.figures.first_full_picture_ms });
 
   // The panel's picture against the xterm's own pixels (xwd of the window) where mutter put it.
   let pic = null, xt = null;
@@ -382,7 +381,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     const s = await openSession(grantStrict);
     // Locked on a screen that has been quiet for 2 s (GRD sends nothing unasked then: answers.c's
     // "idle"), so an update after the request is the answer and not the connect's late frame.
-    await until(() => s.frames.frames > 0 && Date.now() - s.frames.lastAt > 2000, 30000, 100);
+    await until(() => s.frames.frames > 0 && Date.now() - s.frames.lastFrameAt > 2000, 30000, 100);
     const framesBefore = s.frames.frames;
     const t = Date.now();
     s.ws.send({ type: 'lock' });

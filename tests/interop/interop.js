@@ -14,9 +14,9 @@ const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync, spawnSync } = require('child_process');
-const { WsClient } = require('../battery/lib/ws');
-const P = require('../battery/lib/proc');
-const L = require('../lanes/lib/lane');
+const { WsClient } = require('../lib/ws');
+const P = require('../lib/proc');
+const L = require('../lib/lane');
 const GRD = require('./grd');
 const { decodeXwd } = GRD;
 
@@ -346,7 +346,7 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   const X = { ...process.env, DISPLAY: `:${display}`, XAUTHORITY: path.join(home, '.Xauthority') };
   const xterm = await until(() => spawnSync('xdotool', ['search', '--onlyvisible', '--class', 'xterm'], { env: X, encoding: 'utf8' }).stdout.trim() !== '', 60000, 200);
   check('20.4', 'frames reach the panel client; the session\'s xterm is up on xrdp\'s display', frames.frames > 0 && !frames.error && xterm,
-    { frames: frames.frames, png_rects: frames.png, jpeg_rects: frames.jpeg, size: `${frames.width}x${frames.height}`, display: `:${display}`, error: frames.error });
+    { frames: frames.frames, png_rects: frames.pngRects, jpeg_rects: frames.jpegRects, size: `${frames.width}x${frames.height}`, display: `:${display}`, error: frames.error });
 
   // The picture the panel shows is the session's framebuffer: the panel's lossless canvas
   // against xwd of the X display, once the screen has settled (both taken after the xterm).
@@ -480,7 +480,7 @@ main()
     report.total_ms = Date.now() - started;
     try { fs.mkdirSync(ARTIFACTS, { recursive: true }); fs.writeFileSync(path.join(ARTIFACTS, 'interop-report.json'), JSON.stringify(report, null, 2)); } catch { /* best effort */ }
     try {
-      require('../battery/lib/results').writeCheckResults({ lane: 'interop', runner: 'tests/interop/run', results, seconds: report.total_ms / 1000, secrets: [PASSWORD, TYPED, TEXT_ASCII, TEXT_UNICODE, ...secrets], artifacts: ARTIFACTS });
+      require('../lib/results').writeCheckResults({ lane: 'interop', runner: 'tests/interop/run', results, seconds: report.total_ms / 1000, secrets: [PASSWORD, TYPED, TEXT_ASCII, TEXT_UNICODE, ...secrets], artifacts: ARTIFACTS });
     } catch (e) { process.stdout.write(`interop: no results file: ${e.message}\n`); }
     process.stdout.write(`interop: ${passed} passed, ${failed} failed (${Math.round(report.total_ms / 1000)} s)\n`);
     process.exitCode = failed ? 1 : 0;

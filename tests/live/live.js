@@ -12,10 +12,10 @@ const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
 const { spawnSync, execFileSync, execFile } = require('child_process');
-const { WsClient } = require('../battery/lib/ws');
-const { decodePng } = require('../battery/lib/png');
-const P = require('../battery/lib/proc');
-const L = require('../lanes/lib/lane');
+const { WsClient } = require('../lib/ws');
+const { decodePng } = require('../lib/png');
+const P = require('../lib/proc');
+const L = require('../lib/lane');
 const { ntHashHex } = require('./lib/md4');
 
 const started = Date.now();
@@ -712,7 +712,7 @@ async function main() {
   check(2, 'panel: welcome names the real domain and its pinned certificate', welcome.identity && welcome.identity.vm_name === VM.name && VM.uuid.startsWith(welcome.identity.vm_uuid_prefix) && welcome.identity.cert_pin === true && boot.cert.startsWith(welcome.identity.cert_fingerprint.replace(/:/g, '')), { identity: report.sessions.main.welcome });
   await waitUntil(() => S.frames.marker !== null || S.frames.error, EVENT_MS);
   const marker0 = S.frames.marker;
-  check(2, 'frames carry the guest\'s desktop: the observer\'s marker decodes from the panel\'s lossless rects', marker0 !== null, { frames: S.frames.frames, png: S.frames.png, jpeg: S.frames.jpeg, error: S.frames.error });
+  check(2, 'frames carry the guest\'s desktop: the observer\'s marker decodes from the panel\'s lossless rects', marker0 !== null, { frames: S.frames.frames, png: S.frames.pngRects, jpeg: S.frames.jpegRects, error: S.frames.error });
 
   // Typed keys and a click, seen by the observer (serial) and in the frames.
   let seq = 0;
@@ -979,7 +979,7 @@ async function finish(error) {
   fs.writeFileSync(REPORT, json + '\n', { mode: 0o600 });
   // The dated results file (docs/results/live.md is a committed copy of one).
   try {
-    require('../battery/lib/results').writeCheckResults({ lane: 'live', runner: 'tests/live/run', results, seconds: report.timings_s.proofs, secrets: SECRETS(), artifacts: ARTIFACTS });
+    require('../lib/results').writeCheckResults({ lane: 'live', runner: 'tests/live/run', results, seconds: report.timings_s.proofs, secrets: SECRETS(), artifacts: ARTIFACTS });
   } catch (e) { process.stdout.write(`live: no results file: ${e.message}\n`); }
   process.stdout.write(`report: ${REPORT} (proofs ${report.timings_s.proofs} s)\n${passed} passed, ${failed} failed\n`);
   process.exit(failed ? 1 : 0);

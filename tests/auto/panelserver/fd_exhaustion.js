@@ -16,8 +16,8 @@ const path = require('path');
 const crypto = require('crypto');
 const { execFileSync, spawn } = require('child_process');
 const REPO = path.resolve(__dirname, '../../..');
-const P = require(path.join(REPO, 'tests/battery/lib/proc'));
-const { WsClient } = require(path.join(REPO, 'tests/battery/lib/ws'));
+const P = require(path.join(REPO, 'tests/lib/proc'));
+const { WsClient } = require(path.join(REPO, 'tests/lib/ws'));
 
 const argv = process.argv.slice(2);
 const opt = { trials: 10, nofile: 1024, idle: 2500, lowNofile: 48 };

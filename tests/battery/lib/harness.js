@@ -7,10 +7,11 @@ const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync, spawn, spawnSync } = require('child_process');
-const { WsClient } = require('./ws');
-const { decodePng, markerAt, hex32 } = require('./png');
-const { parseFrame, Canvas } = require('./gcf1');
-const P = require('./proc');
+const { WsClient } = require('../../lib/ws');
+const { decodePng, markerAt, hex32 } = require('../../lib/png');
+const { parseFrame, Canvas } = require('../../lib/gcf1');
+const P = require('../../lib/proc');
+const { PanelView, identityMarker } = require('../../lib/panel');
 const started = Date.now();
 const REPO = path.resolve(__dirname, '../../..');
 const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
@@ -202,27 +203,8 @@ function hello(s, over = {}) {
   return { type: 'hello', run: s.run, task: s.readyEvent.task, capability: s.readyEvent.panel.capability, client: { kind: 'battery', version: '1' }, ...over };
 }
 
-// Frames: composite PNG rects onto a canvas until the identity marker's box (8..75 x 8..43)
-// is covered losslessly, then decode the marker.
-function framePanel(ws) {
-  const canvas = new Canvas(decodePng);
-  const state = { frames: 0, pngRects: 0, jpegRects: 0, canvas: null, covered: null, marker: null, width: 0, height: 0 };
-  ws.on('binary', (msg) => {
-    try {
-      state.magic = msg.toString('latin1', 0, 4);
-      const f = parseFrame(msg);
-      state.frames++;
-      canvas.apply(f);
-      Object.assign(state, { canvas: canvas.image(), covered: canvas.covered, width: canvas.width, height: canvas.height, pngRects: canvas.pngRects, jpegRects: canvas.jpegRects });
-      const { width, covered } = state;
-      let boxPng = true;
-      for (let yy = 8; yy < 44 && boxPng; yy++) for (let xx = 8; xx < 76; xx++) if (!covered[yy * width + xx]) { boxPng = false; break; }
-      if (boxPng) state.marker = markerAt(state.canvas, 8, 8);
-      ws.send({ type: 'frame_ack', frame: f.frame });
-    } catch (e) { state.error = String(e); }
-  });
-  return state;
-}
+// Frames: the one panel client, with the identity marker once its box arrived losslessly.
+const framePanel = (ws) => new PanelView(ws, { marker: identityMarker });
 
 // Tiny MCP client over `guest-console mcp --run RUN` (JSON-RPC 2.0, one message a line).
 class Mcp {

@@ -7,7 +7,7 @@ const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync } = require('child_process');
-const { LineProc } = require('../../battery/lib/proc');
+const { LineProc } = require('../../lib/proc');
 const { nowNs } = require('./sys');
 
 class Rig {

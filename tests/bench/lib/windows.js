@@ -14,7 +14,7 @@ const path = require('path');
 const { sleep } = require('./rig');
 const { Meter, ConsoleMeter, summary } = require('./sys');
 const { have, child, xvfb, freeDisplay } = require('./shadow');
-const { evidenceEntries } = require('../../lanes/lib/lane');
+const { evidenceEntries } = require('../../lib/lane');
 
 const WORKLOADS = ['idle', 'typing', 'scroll', 'drag', 'video'];
 const COLOURS = ['#ff2020', '#20e020', '#2040ff', '#ffff00'];

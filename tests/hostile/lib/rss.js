@@ -5,7 +5,7 @@
 // allocate gigabytes cannot take the machine down with it (a real host's OOM killer would end
 // it the same way); the kill is reported.
 const fs = require('fs');
-const P = require('../../battery/lib/proc');
+const P = require('../../lib/proc');
 
 const kib = (status, key) => { const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status); return m ? Number(m[1]) : 0; };
 

@@ -6,7 +6,7 @@
 const fs = require('fs');
 const path = require('path');
 
-const PROTOCOL = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../resources/protocol/panel-protocol.json'), 'utf8'));
+const PROTOCOL = JSON.parse(fs.readFileSync(path.join(__dirname, '../../resources/protocol/panel-protocol.json'), 'utf8'));
 const SIZES = { u8: 1, u16: 2, u32: 4 };
 const READ = { u8: (b, o) => b.readUInt8(o), u16: (b, o) => b.readUInt16LE(o), u32: (b, o) => b.readUInt32LE(o) };
 const HEADER = PROTOCOL.binaryFrame.header.map(([name, type]) => [name, type]);

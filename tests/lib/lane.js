@@ -3,16 +3,15 @@
 // behind FreeRDP's shadow server; tests/interop/interop.js: xrdp + xorgxrdp): the build's
 // binaries, the console's environment, PASS/FAIL reporting, bounded waits on a state, the
 // panel's frame compositing, grants with an action block, the official MCP SDK client and
-// the one action's run (lock, capture, perform_action) as a model harness drives it (issue 28).
+// the one action's run (lock, capture, perform_action) as a model harness drives it.
 // Nothing here sleeps to synchronise: every wait ends on the state it waits for, bounded.
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
-const { decodePng } = require('../../battery/lib/png');
-const { parseFrame, Canvas } = require('../../battery/lib/gcf1');
+const { PanelView } = require('./panel');
 
-const REPO = path.resolve(__dirname, '../../..');
+const REPO = path.resolve(__dirname, '../..');
 const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
 const BIN = { console: path.join(BUILD, 'bin/guest-console'), issue: path.join(BUILD, 'bin/gc-issue-grant') };
 const SDK = path.join(REPO, 'tests/mcp/node_modules/@modelcontextprotocol/sdk/dist/cjs');
@@ -74,24 +73,9 @@ function portOpen(port) {
   });
 }
 
-// The panel client's picture: composites every frame's rectangles (PNG lossless; a JPEG rect
-// makes its area unknown) and acknowledges each frame. `onImage(state)` after each frame.
-function panelFrames(ws, onImage) {
-  const canvas = new Canvas(decodePng);
-  const st = { frames: 0, png: 0, jpeg: 0, canvas: null, covered: null, width: 0, height: 0, firstAt: 0 };
-  ws.on('binary', (msg) => {
-    try {
-      const f = parseFrame(msg);
-      if (!st.frames) st.firstAt = Date.now();
-      st.frames++;
-      canvas.apply(f);
-      Object.assign(st, { canvas: canvas.image(), covered: canvas.covered, width: canvas.width, height: canvas.height, png: canvas.pngRects, jpeg: canvas.jpegRects });
-      if (onImage) onImage(st);
-      ws.send({ type: 'frame_ack', frame: f.frame });
-    } catch (e) { st.error = String(e); }
-  });
-  return st;
-}
+// The panel client (lib/panel.js): composites and acknowledges every frame; `onFrame(view)`
+// after each one.
+const panelFrames = (ws, onFrame) => new PanelView(ws, { onFrame });
 
 // Rewrites a grant with `action` (kinds, limits, text_input: gc-issue-grant has no options for
 // them) and signs the exact bytes again with the issuer's Ed25519 key (PEM).

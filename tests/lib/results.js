@@ -4,13 +4,13 @@
 // which commit, on which machine, the command, and its figures. docs/ hold the method and the
 // targets; docs/results/<lane>.md is a committed copy of one such file (copy it, never edit it).
 //
-//   const { writeResults } = require('../battery/lib/results');
+//   const { writeResults } = require('../lib/results');
 //   writeResults({ lane: 'bench', runner: 'tests/bench/run', seconds, summary: '…',
 //                  sections: [{ title: 'Figures', text: '…', code: table }] });
 // and, for a lane of checks, writeCheckResults (below).
 //
 // From a shell runner, given a lane report whose `items` are the check rows:
-//   node tests/battery/lib/results.js LANE RUNNER REPORT.json
+//   node tests/lib/results.js LANE RUNNER REPORT.json
 //
 // Identities are redacted as in the reports (digests to 16 hex digits, UUIDs to 8); `secrets`
 // (strings that must never appear) make it refuse to write.
@@ -19,7 +19,7 @@ const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 
-const REPO = path.resolve(__dirname, '../../..');
+const REPO = path.resolve(__dirname, '../..');
 
 function git(args) {
   const r = spawnSync('git', ['-C', REPO, ...args], { encoding: 'utf8' });
@@ -100,7 +100,7 @@ function writeResults(opts) {
 // The lanes' common case in one call: the check rows (`results`, as check() records them) with
 // "N passed, M failed" and any extra sections. In live.js / interop.js, after the report is
 // written:
-//   require('../battery/lib/results').writeCheckResults({ lane: 'live', runner: 'tests/live/run', results, seconds, secrets, artifacts: ARTIFACTS });
+//   require('../lib/results').writeCheckResults({ lane: 'live', runner: 'tests/live/run', results, seconds, secrets, artifacts: ARTIFACTS });
 function writeCheckResults({ lane, runner, results, seconds, secrets, artifacts, command, text, extra = [] }) {
   const passed = results.filter((r) => r.ok).length;
   const gaps = results.filter((r) => r.known_gap).length;
