@@ -4,7 +4,11 @@
 // (issue 16 point 2.)
 const { report, check, sleep, guestEvents, evidenceOf, lockSessionOn } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'base'];
+const gives = [];
+
+async function run(ctx) {
   const { A, base } = ctx;
   const lockSession = lockSessionOn(A, base);
   // 16.2: the console stopped (SIGSTOP) across expires_at, resumed, then perform_action.
@@ -32,3 +36,5 @@ module.exports = async function run(ctx) {
       details.lock_ok && details.capture_ok && code === 'EXPIRED' && details.closed === 'EXPIRED' && reached === 0 && receipts === 0, details);
   }
 };
+
+module.exports = { needs, gives, run };

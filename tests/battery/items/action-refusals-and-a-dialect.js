@@ -5,7 +5,11 @@
 // (issue 25.)
 const { fs, path, crypto, check, WORK, fwd, writeNode, issueGrant, startGuest, guestEvents, Session, Mcp, writeSigned, evidenceLines } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = [];
+const gives = [];
+
+async function run(ctx) {
   let U = null;
   try {
     U = await startGuest('U', { certDir: path.join(WORK, 'certs/u'), args: ['--input-caps', 'none'] });
@@ -61,3 +65,5 @@ module.exports = async function run(ctx) {
   }
   if (U) U.send({ cmd: 'quit' });
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (TEST-135 items 3 and 8.)
 const { check, sleep, issueGrant, startGuest, guestEvents, connections, refusedOpen } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'D', 'base', 'certB'];
+const gives = [];
+
+async function run(ctx) {
   const { A, D, base, certB } = ctx;
   {
     const port = A.port;
@@ -27,3 +31,5 @@ module.exports = async function run(ctx) {
     }
   }
 };
+
+module.exports = { needs, gives, run };

@@ -3,7 +3,11 @@
 // (TEST-135 item 1.)
 const { report, check, runCheck, refusedOpen } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['mainGrant', 'refusals'];
+const gives = [];
+
+async function run(ctx) {
   const { mainGrant, refusals } = ctx;
   {
     const r = runCheck(mainGrant);
@@ -13,3 +17,5 @@ module.exports = async function run(ctx) {
   }
   report.refusals = refusals;
 };
+
+module.exports = { needs, gives, run };

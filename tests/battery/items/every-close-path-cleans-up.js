@@ -4,7 +4,11 @@
 // (TEST-135 item 9.)
 const { P, report, check, sleep, issueGrant, Session, inText } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'K', 'KILL', 'base', 'uri'];
+const gives = [];
+
+async function run(ctx) {
   const { A, K, KILL, base, uri } = ctx;
   report.sessions.close = {};
   const closeCase = async (label, grantOpts, guest, trigger, expectReason, { login = true } = {}) => {
@@ -25,3 +29,5 @@ module.exports = async function run(ctx) {
   await closeCase('expiry', { ...base, lifetime: 6 }, A, async () => {}, 'EXPIRED');
   await closeCase('guest-killed', { uri, uuid: KILL.uuid, name: KILL.name, port: K.port, cert: K.cert }, K, async () => { K.kill('SIGKILL'); }, 'RDP_LOST');
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (issue 15 point 6b.)
 const { fs, path, spawnSync, BIN, check, WORK, ENV, chainHash } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['trustGuest', 'trustEvidence'];
+const gives = [];
+
+async function run(ctx) {
   const { trustGuest: T, trustEvidence: evidence } = ctx;
   const trustBoundary = { evidence };
   // 15.6b: evidence verify against the head the run handed out.
@@ -41,3 +45,5 @@ module.exports = async function run(ctx) {
   }
   T.send({ cmd: 'quit' });
 };
+
+module.exports = { needs, gives, run };

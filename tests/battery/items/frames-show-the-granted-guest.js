@@ -3,7 +3,11 @@
 // (TEST-135 item 3.)
 const { hex32, MARKERS, report, check, sleep } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['frames'];
+const gives = [];
+
+async function run(ctx) {
   const { frames } = ctx;
   {
     const deadline = Date.now() + 20000;
@@ -12,3 +16,5 @@ module.exports = async function run(ctx) {
     check(3, 'a received frame packet decodes (PNG rect) to the granted guest\'s marker', frames.marker === MARKERS.A, { ...report.sessions.main.frames, error: frames.error, expected: hex32(MARKERS.A) });
   }
 };
+
+module.exports = { needs, gives, run };

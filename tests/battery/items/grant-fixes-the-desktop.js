@@ -5,7 +5,11 @@
 // (issue 20 point 2.)
 const { path, crypto, SENTINEL_PW, USER, check, WORK, fwd, writeNode, issueGrant, startGuest, guestEvents, Session, openPanel, hello, evidenceLines } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A'];
+const gives = [];
+
+async function run(ctx) {
   const { A } = ctx;
   const asked = guestEvents(A, (e) => e.event === 'client_desktop');
   const shown = guestEvents(A, (e) => e.event === 'activated');
@@ -54,3 +58,5 @@ module.exports = async function run(ctx) {
   }
   F.send({ cmd: 'quit' });
 };
+
+module.exports = { needs, gives, run };

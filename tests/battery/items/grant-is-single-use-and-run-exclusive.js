@@ -4,7 +4,11 @@
 // (issue 15 point 3.)
 const { fs, path, crypto, spawnSync, BIN, check, WORK, RUNTIME, ENV, LEDGER, TRUST, issueGrant, openToReady, closeConsole } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['trustBase'];
+const gives = [];
+
+async function run(ctx) {
   const { trustBase: base } = ctx;
   // 15.3: single use whatever the state dir or environment; one live console per run id.
   {
@@ -41,3 +45,5 @@ module.exports = async function run(ctx) {
       { first: one.first && one.first.event, second: two.first && (two.first.code || two.first.event), second_exit: twoExit, after_close: three.first && (three.first.code || three.first.event), lock_mode: lockMode });
   }
 };
+
+module.exports = { needs, gives, run };

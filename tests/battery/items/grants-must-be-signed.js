@@ -4,7 +4,11 @@
 // (issue 15 point 2.)
 const { fs, path, spawnSync, BIN, report, check, STATE, RUNTIME, ENV, KEYS, LEDGER, GLOBAL, issueGrant, runCheck, openToReady, closeConsole } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['trustBase'];
+const gives = ['trustEvidence'];
+
+async function run(ctx) {
   const { trustBase: base } = ctx;
   const trustBoundary = {};
   // 15.2: signatures are mandatory; the opt-out is loud and recorded.
@@ -35,5 +39,7 @@ module.exports = async function run(ctx) {
     trustBoundary.evidence = ev && { file: path.join(STATE, 'evidence', ev), head: closed.evidence_head };
   }
   const evidence = trustBoundary.evidence;
-  Object.assign(ctx, { trustEvidence: evidence });
+  return { trustEvidence: evidence };
 };
+
+module.exports = { needs, gives, run };

@@ -5,7 +5,11 @@
 // (issue 15 point 4.)
 const { fs, path, crypto, BIN, SENTINEL_PW, USER, report, check, WORK, TRACED_ENV, GLOBAL, proc, fwd, writeNode, issueGrant, startGuest, connections, inText, evidenceLines } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = [];
+const gives = ['R', 'rBase'];
+
+async function run(ctx) {
   const R = await startGuest('R', { certDir: path.join(WORK, 'certs/r') });
   const RVM = { name: 'gc-battery-redirect', uuid: crypto.randomUUID() };
   const rBase = { uri: writeNode('redirect.xml', [{ ...RVM, devices: fwd(R.port) }]), uuid: RVM.uuid, name: RVM.name, port: R.port, cert: R.cert };
@@ -53,5 +57,7 @@ module.exports = async function run(ctx) {
         closedLine.code === 'RDP_REDIRECT_REFUSED' && /flags 0x/.test(closedLine.message || '') && !(closedLine.message || '').includes(address) && inText(c.stderr).length === 0 && !c.stderr.includes('192.0.2.1') && !c.stderr.includes('gc-test-redirect-cookie'),
       fig);
   }
-  Object.assign(ctx, { R, rBase });
+  return { R, rBase };
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (issue 15 point 1.)
 const { fs, path, crypto, report, check, WORK, GRANTS, fwd, writeNode, issueGrant, startGuest, writeSigned, tracedRun } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = [];
+const gives = ['trustGuest', 'trustBase'];
+
+async function run(ctx) {
   const T = await startGuest('T', { certDir: path.join(WORK, 'certs/t') });
   const VMT = { name: 'gc-battery-trust', uuid: crypto.randomUUID() };
   const uri = writeNode('trust.xml', [{ ...VMT, devices: fwd(T.port) }]);
@@ -33,5 +37,7 @@ module.exports = async function run(ctx) {
     const targets = [...new Set(runs.flatMap((r) => r.connect_targets))];
     check('15.1', `no connect() except a local unix socket of libvirt or the name service (${runs.reduce((n, r) => n + r.connect, 0)} connect calls in all, to: ${targets.join(', ') || 'nothing'})`, nothingConnected, { runs });
   }
-  Object.assign(ctx, { trustGuest: T, trustBase: base });
+  return { trustGuest: T, trustBase: base };
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (TEST-135 item 5.)
 const { report, check, sleep, guestKeys } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'S', 'panel', 'seq'];
+const gives = [];
+
+async function run(ctx) {
   const { A, S, panel } = ctx;
   let seq = ctx.seq;
   {
@@ -46,3 +50,5 @@ module.exports = async function run(ctx) {
     check(5, 'control channel: LOCKING → drained → READ_ONLY → CAPTURING (capture only after the drain)', order.every((v, i) => v >= 0 && (i === 0 || v > order[i - 1])), { sequence: ctl });
   }
 };
+
+module.exports = { needs, gives, run };

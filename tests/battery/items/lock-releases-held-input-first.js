@@ -4,7 +4,11 @@
 // (issue 16 point 1.)
 const { report, check, sleep, guestEvents, evidenceOf, inputText, lockSessionOn } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'base'];
+const gives = [];
+
+async function run(ctx) {
   const { A, base } = ctx;
   const lockSession = lockSessionOn(A, base);
   report.sessions.lock16 = {};
@@ -40,3 +44,5 @@ module.exports = async function run(ctx) {
       details.lock_phase === 'CAPTURING' && details.capture_ok && details.closed === 'ACTION_DONE', details);
   }
 };
+
+module.exports = { needs, gives, run };

@@ -5,7 +5,11 @@
 const { fs, P, SENTINEL_PW, USER, report, check, inText } = require('../lib/harness');
 const NTLM = require('../lib/ntlm');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['S'];
+const gives = [];
+
+async function run(ctx) {
   const { S } = ctx;
   {
     // 16.5b: what NTLMv2 derives from the password (the test guest's NLA runs NTLM; domain ''),
@@ -34,3 +38,5 @@ module.exports = async function run(ctx) {
     }
   }
 };
+
+module.exports = { needs, gives, run };

@@ -5,7 +5,11 @@
 const { fs, path, crypto, decodePng, P, report, check, sleep, STATE, issueGrant, Session, openPanel, hello, framePanel, Mcp } = require('../lib/harness');
 const R = require('../lib/residue');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'base'];
+const gives = [];
+
+async function run(ctx) {
   const { A, base } = ctx;
   // A session shows a painted sentinel colour, is locked and captured over MCP; then the guest
   // drops the connection: the console closes RDP_LOST at once and waits for libvirt's verdict
@@ -71,3 +75,5 @@ module.exports = async function run(ctx) {
       { buffers_wiped: cleanup && cleanup.buffers_wiped, wiped: cleanup && cleanup.wiped, not_wiped: cleanup && cleanup.not_wiped });
   }
 };
+
+module.exports = { needs, gives, run };

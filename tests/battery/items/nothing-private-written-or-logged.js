@@ -5,7 +5,11 @@
 // (TEST-135 item 6 and "strace", issue 16 point 5b.)
 const { fs, path, spawnSync, P, BIN, report, check, redactDigest, WORK, STATE, RUNTIME, RUNS, ENV, LEDGER, grepTree, NEEDLES, inText } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['S'];
+const gives = [];
+
+async function run(ctx) {
   const { S } = ctx;
   {
     const ops = P.parseStrace(fs.readFileSync(S.traceFile, 'utf8'));
@@ -47,3 +51,5 @@ module.exports = async function run(ctx) {
     check(6, 'evidence log verifies, holds no scancodes or pixels', verify.status === 0 && !/scancode|"data"|base64/i.test(evText), report.sessions.main.evidence);
   }
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (TEST-135 items 3, 7 and 9.)
 const { decodePng, markerAt, hex32, P, MARKERS, report, check, sleep, redactUuid, redactDigest, guestKeys, guestPointers } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'S', 'VM', 'panel', 'mcp', 'init', 'mcpOk'];
+const gives = [];
+
+async function run(ctx) {
   const { A, S, VM, panel, mcp, init, mcpOk } = ctx;
   if (!mcpOk) {
     for (const name of ['capture_desktop (MCP) PNG carries the granted guest\'s marker', 'one perform_action, counted at the guest', 'a second perform_action is refused and sends nothing'])
@@ -43,3 +47,5 @@ module.exports = async function run(ctx) {
   check(9, `main session (${mcpOk ? 'after the action' : 'closed by the operator'}): closed, exit 0, run dir gone, no process left`, mainEnd.closed && mainEnd.exit && mainEnd.exit.code === 0 && S.runDirGone() && !P.alive(S.pid), { closed: report.sessions.main.closed, exit: mainEnd.exit, runDirGone: S.runDirGone() });
   panel.close();
 };
+
+module.exports = { needs, gives, run };

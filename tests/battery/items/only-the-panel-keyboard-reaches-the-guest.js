@@ -4,7 +4,11 @@
 // (issue 15 point 6a.)
 const { report, check, sleep, guestKeys, evidenceLines } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['R', 'squatSession', 'squatPanel'];
+const gives = [];
+
+async function run(ctx) {
   const { R, squatSession: S, squatPanel: ws } = ctx;
   let seq = 0;
   const forbidden = [0xe05e, 0xe05f, 0xe063, 0x7f];
@@ -31,3 +35,5 @@ module.exports = async function run(ctx) {
   R.send({ cmd: 'quit' });
   await R.waitExit(10000);
 };
+
+module.exports = { needs, gives, run };

@@ -5,7 +5,11 @@
 // (TEST-135 items 9 and 1.)
 const { fs, path, crypto, report, check, redactDigest, RUNS, issueGrant, Session, openPanel, hello, framePanel } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'VM', 'base'];
+const gives = ['mainGrant', 'S', 'panel', 'frames'];
+
+async function run(ctx) {
   const { A, VM, base } = ctx;
   const mainGrant = issueGrant(base);
   const S = new Session('main', mainGrant, { strace: true });
@@ -54,5 +58,7 @@ module.exports = async function run(ctx) {
     if (second.ws) { second.ws.send(hello(S)); const e = await second.ws.waitText((t) => t.type === 'error', 5000).catch(() => null); code = e && e.code; second.ws.close(); }
     check(1, 'a second panel is refused PANEL_BUSY', code === 'PANEL_BUSY', { code, status: second.status });
   }
-  Object.assign(ctx, { mainGrant, S, panel, frames });
+  return { mainGrant, S, panel, frames };
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (issue 15 point 5.)
 const { fs, spawn, NOBODY, report, check, sleep, ENV, issueGrant, Session, openPanel, hello, SQUATTER } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['rBase'];
+const gives = ['squatSession', 'squatPanel'];
+
+async function run(ctx) {
   const { rBase } = ctx;
   // 15.5: a squatter running as another uid (nobody) holds 16 silent connections to the panel
   // port, reconnecting at once; the genuine panel still gets its welcome.
@@ -38,5 +42,7 @@ module.exports = async function run(ctx) {
   report.issue15.squatter = fig5;
   check('15.5', `squatter as uid ${squatterUid} (16 silent connections, reconnecting): the genuine panel got welcome in ${fig5.welcome_ms} ms (target < 1000)`,
     squatterUid === NOBODY && before.up >= 16 && welcome && welcome.type === 'welcome' && welcomeMs < 1000 && after.busy > before.busy, fig5);
-  Object.assign(ctx, { squatSession: S, squatPanel: ws });
+  return { squatSession: S, squatPanel: ws };
 };
+
+module.exports = { needs, gives, run };

@@ -4,7 +4,11 @@
 // (issue 16 point 3.)
 const { report, check, sleep, evidenceOf, lockSessionOn } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'base'];
+const gives = [];
+
+async function run(ctx) {
   const { A, base } = ctx;
   const lockSession = lockSessionOn(A, base);
   // 16.3: panic while the guest sync waits on a screen that never settles (typing workload).
@@ -36,3 +40,5 @@ module.exports = async function run(ctx) {
       panicMs <= 50 && refusal && refusal.code === 'PHASE_LOCKED' && refusedMs <= 500 && !phases.includes('CAPTURING') && sync.result === 'cancelled' && details.closed === 'PANIC', details);
   }
 };
+
+module.exports = { needs, gives, run };

@@ -3,7 +3,11 @@
 // (TEST-135 item 8.)
 const { fs, report, check, RUNS, issueGrant, connections, refusedOpen } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'D', 'cases', 'connA0', 'connD0'];
+const gives = [];
+
+async function run(ctx) {
   const { A, D, cases, connA0, connD0 } = ctx;
   {
     const opened = [];
@@ -20,3 +24,5 @@ module.exports = async function run(ctx) {
     check(8, 'refused opens contacted no guest (granted nor decoy)', connections(A) === connA0 && connections(D) === connD0, { A: connections(A) - connA0, D: connections(D) - connD0 });
   }
 };
+
+module.exports = { needs, gives, run };

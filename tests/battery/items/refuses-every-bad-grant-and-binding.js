@@ -4,7 +4,11 @@
 // (TEST-135 items 1 and 8.)
 const { fs, path, execFileSync, spawnSync, BIN, check, WORK, STATE, RUNTIME, GRANTS, ENV, KEYS, LEDGER, ISSUER, fwd, writeNode, issueGrant, connections, runCheck, writeSigned } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'D', 'VM', 'DECOY', 'base', 'uuid'];
+const gives = ['cases', 'refusals', 'connA0', 'connD0'];
+
+async function run(ctx) {
   const { A, D, VM, DECOY, base, uuid } = ctx;
   const freePort = A.port + 17;
   const variant = (file, domains) => writeNode(file, domains);
@@ -67,5 +71,7 @@ kill $L; exit $rc`;
     check(1, 'check binds the valid grant (port, rule, pin)', ok.status === 0 && ok.json.ok && ok.json.port === A.port && ok.json.cert_pin === true, { json: ok.json });
   }
   check(8, 'check refusals contacted no guest (granted nor decoy)', connections(A) === connA0 && connections(D) === connD0, { A: connections(A) - connA0, D: connections(D) - connD0 });
-  Object.assign(ctx, { cases, refusals, connA0, connD0 });
+  return { cases, refusals, connA0, connD0 };
 };
+
+module.exports = { needs, gives, run };

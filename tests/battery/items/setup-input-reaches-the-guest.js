@@ -4,7 +4,11 @@
 // (TEST-135 item 4.)
 const { SENTINEL_TYPED, check, sleep, guestKeys, guestPointers, SC } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'panel'];
+const gives = ['seq'];
+
+async function run(ctx) {
   const { A, panel } = ctx;
   let seq = 0;
   const keysAt0 = guestKeys(A).length;
@@ -32,5 +36,7 @@ module.exports = async function run(ctx) {
     }
     check(4, 'SETUP: pointer reaches the guest; clipboard/file/macro/shortcut/action/receipt routes refused', guestPointers(A).length === before + 1 && routes.every((r) => r.code === 'ROUTE_FORBIDDEN' || r.code === 'PROTOCOL_UNKNOWN_TYPE'), { pointerAtGuest: guestPointers(A).length - before, routes });
   }
-  Object.assign(ctx, { seq });
+  return { seq };
 };
+
+module.exports = { needs, gives, run };

@@ -3,7 +3,11 @@
 // (TEST-135 item 9.)
 const { fs, path, spawnSync, BIN, NOBODY, report, check, WORK, RUNS, ENV, GLOBAL, issueGrant, Session } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['base'];
+const gives = [];
+
+async function run(ctx) {
   const { base } = ctx;
   // Orphan: SIGKILL the console; sweep removes its run dir, leaves planted decoys untouched.
   {
@@ -38,3 +42,5 @@ module.exports = async function run(ctx) {
     fs.rmSync(path.join(RUNS, 'decoy-dir'), { recursive: true, force: true });
   }
 };
+
+module.exports = { needs, gives, run };

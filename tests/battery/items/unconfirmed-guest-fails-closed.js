@@ -4,7 +4,11 @@
 // (issue 16 point 4 (issue 24.4).)
 const { report, check, evidenceOf, lockSessionOn } = require('../lib/harness');
 
-module.exports = async function run(ctx) {
+// What this item takes from the run (the runner's setup or an earlier item) and gives on.
+const needs = ['A', 'base'];
+const gives = [];
+
+async function run(ctx) {
   const { A, base } = ctx;
   const lockSession = lockSessionOn(A, base);
   // 16.4 (issue 24.4): a guest that advertises Refresh Rect and never answers it. By default
@@ -47,3 +51,5 @@ module.exports = async function run(ctx) {
       settle.lock_phase === 'CAPTURING' && lc.by === 'settle_only' && lc.required === 'settle' && lc.settled === true && settle.capture_error === null && settle.capture_confirmation && settle.capture_confirmation.by === 'settle_only' && settle.guest_sync.refresh_rect === 'unanswered' && settle.closed === 'OPERATOR_CLOSE', settle);
   }
 };
+
+module.exports = { needs, gives, run };
