@@ -79,4 +79,24 @@ function markerAt(img, ox, oy) {
 
 const hex32 = (v) => '0x' + (v >>> 0).toString(16).padStart(8, '0');
 
-module.exports = { decodePng, markerAt, hex32 };
+// FNV-1a 64 of B, G, R of every pixel of an RGB image, as 16 hex digits: the digest the test
+// guest reports of the picture a client must show (`windows_reference`). 16-bit limbs keep it
+// exact in doubles: h * 0x100000001b3 = h * 0x1b3 + (h << 40), mod 2^64.
+function digestBgr(rgb) {
+  let h0 = 0x2325, h1 = 0x8422, h2 = 0x9ce4, h3 = 0xcbf2; // 0xcbf29ce484222325, low limb first
+  for (let i = 0; i < rgb.length; i += 3) {
+    for (let k = 2; k >= 0; k--) {
+      h0 ^= rgb[i + k];
+      let t0 = h0 * 0x1b3, t1 = h1 * 0x1b3, t2 = h2 * 0x1b3, t3 = h3 * 0x1b3;
+      t2 += (h0 & 0xff) << 8;
+      t3 += (h0 >>> 8) | ((h1 & 0xff) << 8);
+      t1 += t0 >>> 16; h0 = t0 & 0xffff;
+      t2 += t1 >>> 16; h1 = t1 & 0xffff;
+      t3 += t2 >>> 16; h2 = t2 & 0xffff;
+      h3 = t3 & 0xffff;
+    }
+  }
+  return [h3, h2, h1, h0].map((x) => x.toString(16).padStart(4, '0')).join('');
+}
+
+module.exports = { decodePng, markerAt, hex32, digestBgr };

@@ -30,7 +30,7 @@ const rnd = (n) => Array.from(crypto.randomBytes(n), (b) => 'abcdefghijkmnpqrstu
 const SENTINEL_PW = `Sntl-Pw-${rnd(12)}`;
 const SENTINEL_TYPED = `typedsntl${rnd(8)}`;
 const USER = 'operator';
-const MARKERS = { A: 0x6c5a7e57, B: 0x0b5e0b5e, D: 0x0dec0dec, F: 0x0f1c5d00, K: 0x4b1d4b1d, R: 0x7ed17ec7, T: 0x7a157a15, U: 0x25a0c725 };
+const MARKERS = { A: 0x6c5a7e57, B: 0x0b5e0b5e, D: 0x0dec0dec, F: 0x0f1c5d00, K: 0x4b1d4b1d, R: 0x7ed17ec7, T: 0x7a157a15, U: 0x25a0c725, W: 0x3d1e3d1e };
 
 // ---------------------------------------------------------------------------------------
 // Every check of the run, in order. `behaviour` is the item file that made it (its name says
@@ -333,7 +333,7 @@ function lockSessionOn(A, base) {
     const mcp = new Mcp(s.run);
     await mcp.call('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'gc-battery', version: '1' } });
     mcp.notify('notifications/initialized');
-    return { s, ws, mcp, grant: JSON.parse(fs.readFileSync(grant, 'utf8')) };
+    return { s, ws, mcp, frames, grant: JSON.parse(fs.readFileSync(grant, 'utf8')) };
   };
 }
 
