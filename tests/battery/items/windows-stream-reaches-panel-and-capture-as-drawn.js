@@ -58,8 +58,8 @@ async function run() {
   report.windows = { workloads: rows, guest_sent: counts, panel_jpeg_rects: frames.jpegRects, panel_png_rects: frames.pngRects, decode_errors: frames.errors };
   check('34.1', `the panel shows the Windows-shaped stream as the guest drew it: after ${WORKLOADS.join(', ')}, the canvas has the guest's reference digest (${rows.filter((r) => r.equal).length} of ${rows.length})`,
     rows.every((r) => r.equal && r.clear_mismatch === 0) && frames.errors === 0, report.windows);
-  check('34.1', 'the stream was Windows-shaped: ClearCodec glyph hits, progressive first passes and upgrades, SurfaceToSurface and the cache all sent',
-    counts.clear_glyph_hit > 0 && counts.progressive_first_tiles > 0 && counts.progressive_upgrade_tiles > 0 && counts.surface_to_surface > 0 && counts.cache_to_surface > 0, { counts });
+  check('34.1', 'the stream was Windows-shaped: ClearCodec glyph hits and its NSCodec and RLEX subcodecs, progressive first passes and upgrades, SurfaceToSurface and the cache all sent',
+    counts.clear_glyph_hit > 0 && counts.progressive_first_tiles > 0 && counts.progressive_upgrade_tiles > 0 && counts.surface_to_surface > 0 && counts.cache_to_surface > 0 && counts.clear_subcodec_nsc > 0 && counts.clear_subcodec_rlex > 0, { counts });
 
   // The strict default lock, then the capture the model gets: the same picture. The lock's
   // Refresh Rect is answered with the scene's own pixels in ClearCodec, so the reference the
