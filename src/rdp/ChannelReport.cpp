@@ -2,6 +2,8 @@
 
 #include "common/Refusal.h"
 
+#include <limits>
+
 namespace gc {
 
 // FreeRDP's RDPGFX_CODECID_* values (this file stays free of FreeRDP headers).
@@ -85,6 +87,20 @@ void ChannelReport::noteGfxCodec(quint16 codecId) {
 void ChannelReport::noteGfxFrame() {
   std::lock_guard lock(m_mutex);
   ++m_data.gfxFrames;
+}
+
+void ChannelReport::noteGfxCommand(std::string_view name) {
+  constexpr std::string_view kPrefix = "rdpgfx.";
+  if (name.starts_with(kPrefix))
+    name.remove_prefix(kPrefix.size());
+  const QString key = sanitise(QByteArrayView(name.data(), qsizetype(name.size())));
+  std::lock_guard lock(m_mutex);
+  if (auto it = m_data.gfxCommands.find(key); it != m_data.gfxCommands.end()) {
+    if (*it < std::numeric_limits<int>::max())
+      ++*it;
+  } else if (m_data.gfxCommands.size() < ChannelSnapshot::kMaxGfxCommands) {
+    m_data.gfxCommands.insert(key, 1);
+  }
 }
 
 ChannelReport::Snapshot ChannelReport::snapshot() const {

@@ -1,8 +1,8 @@
 // ChannelReport: what happened on the session's virtual channels, for the evidence — the
 // static channels the client asked for in the MCS Connect Initial and the server joined, the
 // graphics pipeline (opened, the capability version it confirmed, the codecs its frames used,
-// frames decoded), and every dynamic channel the server asked to create: the one opened
-// (RDPGFX) and the refused, counted by name.
+// frames decoded, each command executed, counted by name), and every dynamic channel the server asked to
+// create: the one opened (RDPGFX) and the refused, counted by name.
 //
 // A hostile guest controls the names: each is sanitised (printable ASCII, others as '?', at
 // most kMaxNameLength characters, a longer one cut and marked with '~') and at most
@@ -22,6 +22,7 @@
 #include <QStringList>
 
 #include <mutex>
+#include <string_view>
 
 namespace gc {
 
@@ -45,6 +46,8 @@ public:
   void noteGfxCapsVersion(quint32 version);
   void noteGfxCodec(quint16 codecId);
   void noteGfxFrame();
+  // One RDPGFX command the client executed (`name`: GfxPdu's pduName, a fixed set).
+  void noteGfxCommand(std::string_view name);
 
   Snapshot snapshot() const;
 

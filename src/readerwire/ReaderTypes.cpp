@@ -72,6 +72,10 @@ QJsonObject ChannelSnapshot::closedJson() const {
   o.insert(QStringLiteral("gfx_caps_version"), capsVersionName(gfxCapsVersion));
   o.insert(QStringLiteral("gfx_codecs_used"), QJsonArray::fromStringList(gfxCodecsUsed));
   o.insert(QStringLiteral("gfx_frames"), qint64(gfxFrames));
+  QJsonObject commandsJson;
+  for (auto it = gfxCommands.cbegin(); it != gfxCommands.cend(); ++it)
+    commandsJson.insert(it.key(), it.value());
+  o.insert(QStringLiteral("gfx_commands"), commandsJson);
   o.insert(QStringLiteral("dynamic_opened"), QJsonArray::fromStringList(dynamicOpened));
   o.insert(QStringLiteral("dynamic_refused"), refusedJson);
   o.insert(QStringLiteral("dynamic_refused_overflow"), refusedOverflow);
@@ -100,6 +104,11 @@ bool ChannelSnapshot::wellFormed() const {
       refusedOverflow < 0)
     return false;
   for (auto it = refused.cbegin(); it != refused.cend(); ++it)
+    if (!isSanitisedName(it.key()) || it.value() < 0)
+      return false;
+  if (gfxCommands.size() > kMaxGfxCommands)
+    return false;
+  for (auto it = gfxCommands.cbegin(); it != gfxCommands.cend(); ++it)
     if (!isSanitisedName(it.key()) || it.value() < 0)
       return false;
   return true;

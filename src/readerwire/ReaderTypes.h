@@ -113,17 +113,19 @@ struct SyncResult {
 struct ChannelSnapshot {
   static constexpr int kMaxNameLength = 64;
   static constexpr int kMaxDistinctNames = 16;
+  static constexpr int kMaxGfxCommands = 32; // MS-RDPEGFX has 23 PDU types
 
-  QStringList staticRequested;  // the Connect Initial's channel list
-  QStringList staticJoined;     // those the server assigned (and the client joined)
-  QStringList advertisedCodecs; // what the client offered the graphics pipeline
-  bool gfxOpened = false;       // the RDPGFX channel opened and is decoded
-  quint32 gfxCapsVersion = 0;   // RDPGFX_CAPVERSION_* the server confirmed; 0: none
-  QStringList gfxCodecsUsed;    // codec of every surface command seen
-  quint64 gfxFrames = 0;        // End Frame PDUs decoded
-  QStringList dynamicOpened;    // dynamic channels opened (at most the pipeline)
-  QMap<QString, int> refused;   // sanitised name -> create requests refused
-  int refusedOverflow = 0;      // refused creates for names beyond kMaxDistinctNames
+  QStringList staticRequested;    // the Connect Initial's channel list
+  QStringList staticJoined;       // those the server assigned (and the client joined)
+  QStringList advertisedCodecs;   // what the client offered the graphics pipeline
+  bool gfxOpened = false;         // the RDPGFX channel opened and is decoded
+  quint32 gfxCapsVersion = 0;     // RDPGFX_CAPVERSION_* the server confirmed; 0: none
+  QStringList gfxCodecsUsed;      // codec of every surface command seen
+  quint64 gfxFrames = 0;          // End Frame PDUs decoded
+  QMap<QString, int> gfxCommands; // RDPGFX command (our fixed names) -> times executed
+  QStringList dynamicOpened;      // dynamic channels opened (at most the pipeline)
+  QMap<QString, int> refused;     // sanitised name -> create requests refused
+  int refusedOverflow = 0;        // refused creates for names beyond kMaxDistinctNames
   int refusedTotal() const;
 
   QJsonObject connectedJson() const; // for the `connected` evidence entry

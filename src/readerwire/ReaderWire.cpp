@@ -31,7 +31,7 @@ template <typename F> void nested(F& f, ScrubReport& r) {
 }
 template <typename F> void nested(F& f, ChannelSnapshot& c) {
   f(c.staticRequested, c.staticJoined, c.advertisedCodecs, c.gfxOpened, c.gfxCapsVersion, c.gfxCodecsUsed,
-    c.gfxFrames, c.dynamicOpened, c.refused, c.refusedOverflow);
+    c.gfxFrames, c.gfxCommands, c.dynamicOpened, c.refused, c.refusedOverflow);
 }
 template <typename F> void nested(F& f, SyncTiming& t) {
   f(t.deadline, t.quiet, t.answerWait);

@@ -60,6 +60,8 @@ Checked<Ok> GfxClient::receive(std::span<const uint8_t> message) {
       return fail(std::get<Violation>(ok));
     if (Checked<Ok> ok = execute(*pdu); front::isViolation(ok))
       return fail(std::get<Violation>(ok));
+    if (m_report)
+      m_report->noteGfxCommand(pduName(*pdu));
   }
   // Commands outside any frame are shown as they come; a frame still open waits for its end.
   if (m_front.inFrame()) {

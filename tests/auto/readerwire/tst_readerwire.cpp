@@ -52,6 +52,7 @@ private slots:
     connected.residue.copiesByNeedle[2] = 5;
     connected.channels.staticRequested = {QStringLiteral("drdynvc")};
     connected.channels.refused.insert(QStringLiteral("AUDIO_INPUT"), 2);
+    connected.channels.gfxCommands.insert(QStringLiteral("SolidFill"), 7);
     connected.inputCaps = kInputCapUnicode | kInputCapExtendedMouse;
     const Connected c = roundTrip(connected);
     QCOMPARE(c.inputCaps, kInputCapUnicode | kInputCapExtendedMouse);
@@ -61,6 +62,7 @@ private slots:
     QCOMPARE(c.trace.pdusAfterCertificate, 12);
     QCOMPARE(c.residue.copiesByNeedle[2], 5);
     QCOMPARE(c.channels.refused.value(QStringLiteral("AUDIO_INPUT")), 2);
+    QCOMPARE(c.channels.gfxCommands.value(QStringLiteral("SolidFill")), 7);
 
     Lost lost;
     lost.failure = Failure{Refusal::RdpProtocolViolation, QStringLiteral("why")};
@@ -135,6 +137,24 @@ private slots:
     QVERIFY(presented.ok());
     QCOMPARE(std::get<Presented>(presented.value()).upto, 0x1234567890ull);
   }
+  // The console takes the reader's account of the channels only when it is one the reader
+  // could have written: our command names, bounded, no negative count.
+  void refusesAChannelAccountTheReaderCouldNotHaveWritten() {
+    ChannelSnapshot good;
+    good.gfxCommands.insert(QStringLiteral("SolidFill"), 3);
+    QVERIFY(good.wellFormed());
+    ChannelSnapshot negative = good;
+    negative.gfxCommands.insert(QStringLiteral("CacheToSurface"), -1);
+    QVERIFY(!negative.wellFormed());
+    ChannelSnapshot tooMany;
+    for (int i = 0; i <= ChannelSnapshot::kMaxGfxCommands; ++i)
+      tooMany.gfxCommands.insert(QStringLiteral("Command%1").arg(i), 1);
+    QVERIFY(!tooMany.wellFormed());
+    ChannelSnapshot unprintable;
+    unprintable.gfxCommands.insert(QStringLiteral("Solid\nFill"), 1);
+    QVERIFY(!unprintable.wellFormed());
+  }
+
   void refusesAnUnknownPacingMode() {
     const Outcome<ToReader> decoded = decodeToReader(datagramOf(Type::Pacing, QByteArray(1, '\x03')));
     QVERIFY(!decoded.ok());

@@ -82,7 +82,16 @@ async function run() {
   const end = await s.closed();
   const closedEntry = evidenceOf(s).find((e) => e.event === 'closed') || {};
   const channels = closedEntry.channels || {};
-  report.windows.reader = { codecs_used: channels.gfx_codecs_used, gfx_frames: channels.gfx_frames, closed: end.closed && end.closed.reason };
+  const commands = channels.gfx_commands || {};
+  const pairs = { SolidFill: 'solid_fill', SurfaceToSurface: 'surface_to_surface', SurfaceToCache: 'surface_to_cache', CacheToSurface: 'cache_to_surface' };
+  const compared = Object.entries(pairs).map(([reader, guest]) => ({ command: reader, reader: commands[reader] || 0, guest: counts[guest] || 0 }));
+  // The reader's account against the guest's own: every kind the guest sent was executed, at
+  // least as often as the guest's counts say. Today the reader counts one whole-scene repaint
+  // more than the guest reports (4 SolidFill, 3 SurfaceToCache, 6 CacheToSurface), not yet
+  // explained; the figures are in the details.
+  check('34.4', 'the reader counted every command kind the guest sent: SolidFill, SurfaceToSurface, SurfaceToCache, CacheToSurface (closed evidence `gfx_commands`)',
+    compared.every((c) => c.guest > 0 && c.reader >= c.guest), { compared, gfx_commands: commands });
+  report.windows.reader = { codecs_used: channels.gfx_codecs_used, gfx_frames: channels.gfx_frames, gfx_commands: commands, closed: end.closed && end.closed.reason };
   check('34.1', 'the reader decoded ClearCodec and progressive on that session (closed evidence), and the run closed clean',
     end.closed && end.exit && end.exit.code === 0 && JSON.stringify(channels.gfx_codecs_used || '').includes('clear') && JSON.stringify(channels.gfx_codecs_used || '').includes('progressive'), report.windows.reader);
   W.send({ cmd: 'quit' });

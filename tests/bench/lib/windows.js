@@ -98,7 +98,7 @@ async function windowsSuite(rig, opts) {
   // The reader's account of the session: the evidence's `closed` entry.
   const closedEntry = evidenceEntries(rig.state, s.run).find((e) => e.event === 'closed') || {};
   const channels = closedEntry.channels || null;
-  notes.push(`windows console: guest sent ${JSON.stringify(consoleAccount)}; reader saw ${channels ? JSON.stringify({ gfx_codecs_used: channels.gfx_codecs_used, gfx_frames: channels.gfx_frames, gfx_caps_version: channels.gfx_caps_version }) : 'no channels in closed'}`);
+  notes.push(`windows console: guest sent ${JSON.stringify(consoleAccount)}; reader saw ${channels ? JSON.stringify({ gfx_codecs_used: channels.gfx_codecs_used, gfx_commands: channels.gfx_commands, gfx_frames: channels.gfx_frames, gfx_caps_version: channels.gfx_caps_version }) : 'no channels in closed'}`);
   row('windows: reader gfx frames (closed evidence)', 'session', 'frames', channels ? channels.gfx_frames : NaN, { codecs: channels ? channels.gfx_codecs_used : null, guest: consoleAccount });
 
   // xfreerdp3 on its own display, the same guest.
