@@ -1,0 +1,26 @@
+// RfxColor: a decoded RemoteFX tile's Y, Cb, Cr planes (64x64 16-bit samples with 5 fractional
+// bits, Y offset by -4096, MS-RDPRFX 3.1.8.1.3) to BGRX, rounded exactly as FreeRDP 3.10's C
+// primitive yCbCrToRGB_16s8u_P3AC4R does: the ITU-R BT.601 coefficients as 16.16 fixed point
+// truncated from their float values, the sum narrowed to 16 bits, then the 5 fractional bits
+// shifted off and the result clamped to 0..255. (FreeRDP's SIMD primitives round differently;
+// its C path is what we are measured against.)
+//
+// Thread: stateless; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gc::codec {
+
+class RfxColor {
+public:
+  static constexpr int kSide = 64;
+
+  // `dst` holds `rows` x `columns` BGRX pixels `stride` bytes apart (columns, rows <= 64): the
+  // top-left part of the tile. With keepX the fourth byte of every pixel is left as it was.
+  static void toBgrx(const int16_t* y, const int16_t* cb, const int16_t* cr, uint8_t* dst, size_t stride,
+                     uint32_t columns, uint32_t rows, bool keepX);
+};
+
+} // namespace gc::codec
