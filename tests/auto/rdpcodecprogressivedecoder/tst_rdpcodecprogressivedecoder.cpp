@@ -1,0 +1,412 @@
+// ProgressiveDecoder: the console's own RemoteFX Progressive decoder, held to FreeRDP 3.10's C
+// decoder (PureSoftPrimitives.cpp forces its C primitives) on the same streams, pixel for
+// pixel on B, G and R: FreeRDP's encoder's SIMPLE tiles (classic DWT), the test guest's
+// encoder's first passes and both upgrades (reduce-extrapolate DWT, SRL and RAW), tile
+// differences; and its refusals, each before any state changes.
+#include "ProgressiveEncoder.h"
+#include "rdp/codec/ProgressiveDecoder.h"
+#include "tests/auto/rdpcodecprogressive/ProgressiveStreams.h"
+
+#include <QTest>
+
+#include <freerdp/codec/color.h>
+#include <freerdp/codec/progressive.h>
+#include <freerdp/codec/region.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+using gc::codec::ProgressiveDecoder;
+using namespace progtest;
+using codectest::Image;
+using codectest::makePicture;
+using codectest::Pattern;
+
+namespace {
+
+constexpr uint16_t kSurface = 7;
+
+gc::front::Limits limits1080() {
+  gc::front::Limits l;
+  l.desktopWidth = 1920;
+  l.desktopHeight = 1080;
+  return l;
+}
+
+std::string ruleOf(const gc::front::Checked<gc::front::Ok>& r) {
+  if (const auto* v = std::get_if<gc::front::Violation>(&r))
+    return std::string(v->rule);
+  return {};
+}
+
+std::vector<uint8_t> encode(const std::vector<uint8_t>& bgrx, uint32_t w, uint32_t h,
+                            const std::vector<RECTANGLE_16>& rects = {}) {
+  PROGRESSIVE_CONTEXT* enc = progressive_context_new(TRUE);
+  REGION16 region;
+  region16_init(&region);
+  for (const RECTANGLE_16& r : rects)
+    region16_union_rect(&region, &region, &r);
+  BYTE* out = nullptr;
+  UINT32 size = 0;
+  const int rc = progressive_compress(enc, bgrx.data(), UINT32(bgrx.size()), PIXEL_FORMAT_BGRX32, w, h, w * 4,
+                                      rects.empty() ? nullptr : &region, &out, &size);
+  std::vector<uint8_t> v;
+  if (rc > 0 && out)
+    v.assign(out, out + size);
+  region16_uninit(&region);
+  progressive_context_free(enc);
+  return v;
+}
+
+// Both decoders on one surface each, fed the same streams.
+struct Pair {
+  PROGRESSIVE_CONTEXT* p = progressive_context_new(FALSE);
+  Image theirs;
+  Image ours;
+  ProgressiveDecoder decoder;
+  uint32_t frame = 0;
+  std::vector<ProgressiveDecoder::Rect> touched;
+
+  Pair(uint32_t w, uint32_t h, const gc::front::Limits& limits = limits1080())
+      : theirs(w, h, 0x3C), ours(w, h, 0x3C), decoder(limits) {
+    progressive_create_surface_context(p, kSurface, w, h);
+    (void)decoder.createSurface(kSurface, w, h);
+  }
+  ~Pair() { progressive_context_free(p); }
+
+  INT32 freerdp(std::span<const uint8_t> s) {
+    return progressive_decompress(p, s.data(), UINT32(s.size()), theirs.row(0), PIXEL_FORMAT_BGRX32,
+                                  UINT32(theirs.stride), 0, 0, nullptr, kSurface, ++frame);
+  }
+  gc::front::Checked<gc::front::Ok> mine(std::span<const uint8_t> s) {
+    return decoder.decode(kSurface, s, ours.pixels(), false, touched);
+  }
+  // Both decode; empty when both accepted and the pixels are equal.
+  QString both(std::span<const uint8_t> s) {
+    const INT32 rc = freerdp(s);
+    const auto res = mine(s);
+    if (rc < 0)
+      return QStringLiteral("FreeRDP refused (%1)").arg(rc);
+    if (gc::front::isViolation(res))
+      return QStringLiteral("ours refused: %1").arg(ruleOf(res).c_str());
+    return differences();
+  }
+  QString differences() const {
+    if (!ours.guardIntact())
+      return QStringLiteral("wrote outside the surface");
+    size_t count = 0;
+    QString first;
+    for (uint32_t y = 0; y < ours.height; ++y)
+      for (uint32_t x = 0; x < ours.width; ++x)
+        for (int c = 0; c < 3; ++c)
+          if (ours.at(x, y)[c] != theirs.at(x, y)[c]) {
+            if (count++ == 0)
+              first = QStringLiteral("(%1,%2) channel %3: ours %4, FreeRDP %5")
+                          .arg(x)
+                          .arg(y)
+                          .arg(c)
+                          .arg(ours.at(x, y)[c])
+                          .arg(theirs.at(x, y)[c]);
+          }
+    return count ? QStringLiteral("%1 values differ, first %2").arg(count).arg(first) : QString();
+  }
+};
+
+// The test guest's encoder on a whole picture: first passes, then two upgrades, each a stream.
+struct GuestPasses {
+  std::vector<std::vector<uint8_t>> streams;
+};
+GuestPasses guestPasses(gc::testguest::ProgressiveEncoder& enc, const std::vector<uint8_t>& picture, int w,
+                        int h, uint32_t& frame) {
+  GuestPasses g;
+  const int cols = (w + 63) / 64, rows = (h + 63) / 64;
+  std::vector<std::vector<uint8_t>> tiles;
+  for (int ty = 0; ty < rows; ++ty)
+    for (int tx = 0; tx < cols; ++tx)
+      tiles.push_back(enc.firstPass(tx, ty, picture.data(), w * 4));
+  g.streams.push_back(enc.stream(++frame, {{0, 0, w, h}}, tiles));
+  for (int pass = 0; pass < 2; ++pass) {
+    tiles.clear();
+    for (int ty = 0; ty < rows; ++ty)
+      for (int tx = 0; tx < cols; ++tx)
+        tiles.push_back(enc.upgrade(tx, ty));
+    g.streams.push_back(enc.stream(++frame, {{0, 0, w, h}}, tiles));
+  }
+  return g;
+}
+
+// An upgrade of (x, y) from quality 0 (progressive shift `from` on every band) to full quality.
+Tile upgradeTile(uint16_t x, uint16_t y, unsigned bits, uint8_t quality = 0xFF) {
+  Tile t;
+  t.type = 0xCCC7;
+  t.x = x;
+  t.y = y;
+  t.quality = quality;
+  for (int c = 0; c < 3; ++c) {
+    t.data[c].assign(16, 0x00);
+    t.raw[c].assign((81 * bits + 7) / 8, 0xA5);
+  }
+  return t;
+}
+
+// FreeRDP's encoder's SIMPLE tiles of a flat picture, re-sent as FIRST passes at quality 0
+// (progressive shift `prog` on every band) with the reduce-extrapolate flag upgrades use.
+Region qualityZero(uint32_t w, uint32_t h, uint8_t prog) {
+  Region r;
+  parse(encode(makePicture(w, h, Pattern::Flat, 1), w, h), r);
+  r.flags = 0x01;
+  r.progQuants = {ProgQuant{flat(prog), flat(prog), flat(prog)}};
+  for (Tile& t : r.tiles)
+    t.type = 0xCCC6, t.quality = 0;
+  return r;
+}
+
+// Gives every upgrade tile of `up` the SRL length (of zero bytes) at which its stream ends
+// where its bits do, after `first`; false when there is none.
+bool fitSrl(const Region& first, Region& up, uint32_t w, uint32_t h) {
+  for (size_t srl = 1; srl <= 64; ++srl) {
+    for (Tile& t : up.tiles)
+      for (int c = 0; c < 3; ++c)
+        t.data[c].assign(srl, 0x00);
+    ProgressiveDecoder probe(limits1080());
+    Image out(w, h);
+    (void)probe.createSurface(1, out.width, out.height);
+    std::vector<ProgressiveDecoder::Rect> touched;
+    if (gc::front::isViolation(probe.decode(1, frame({first}).v, out.pixels(), false, touched)))
+      return false;
+    if (!gc::front::isViolation(probe.decode(1, frame({up}).v, out.pixels(), false, touched)))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+class tst_RdpCodecProgressiveDecoder : public QObject {
+  Q_OBJECT
+private slots:
+  void firstPassOfFreeRdpsEncoderEqualsFreeRdp_data() {
+    QTest::addColumn<uint>("w");
+    QTest::addColumn<uint>("h");
+    QTest::addColumn<int>("pattern");
+    QTest::addColumn<bool>("rects");
+    for (QSize s : {QSize(64, 64), QSize(100, 37), QSize(640, 480)})
+      for (Pattern p : {Pattern::Flat, Pattern::Gradient, Pattern::Noise, Pattern::Text, Pattern::Stripes})
+        for (bool rects : {false, true})
+          QTest::addRow("%dx%d-%s-%s", s.width(), s.height(), codectest::patternName(p),
+                        rects ? "two-rects" : "whole")
+              << uint(s.width()) << uint(s.height()) << int(p) << rects;
+  }
+  void firstPassOfFreeRdpsEncoderEqualsFreeRdp() {
+    QFETCH(uint, w);
+    QFETCH(uint, h);
+    QFETCH(int, pattern);
+    QFETCH(bool, rects);
+    const auto picture = makePicture(w, h, Pattern(pattern), w * 3 + h);
+    std::vector<RECTANGLE_16> r16;
+    if (rects)
+      r16 = {{3, 5, uint16_t(3 + w / 3), uint16_t(5 + h / 2)},
+             {uint16_t(w / 2), uint16_t(h / 3), uint16_t(w), uint16_t(h)}};
+    const auto stream = encode(picture, w, h, r16);
+    QVERIFY(!stream.empty());
+    Pair pair(w, h);
+    const QString diff = pair.both(stream);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    QVERIFY(!pair.touched.empty());
+    // A second picture over the first, as the same tiles again.
+    const auto second = encode(makePicture(w, h, Pattern::Gradient, 9), w, h, r16);
+    const QString diff2 = pair.both(second);
+    QVERIFY2(diff2.isEmpty(), qPrintable(diff2));
+  }
+
+  void guestUpgradePassesEqualFreeRdp_data() {
+    QTest::addColumn<int>("w");
+    QTest::addColumn<int>("h");
+    QTest::addColumn<int>("pattern");
+    for (QSize s : {QSize(256, 128), QSize(200, 100)})
+      for (Pattern p : {Pattern::Gradient, Pattern::Noise, Pattern::Text})
+        QTest::addRow("%dx%d-%s", s.width(), s.height(), codectest::patternName(p))
+            << s.width() << s.height() << int(p);
+  }
+  void guestUpgradePassesEqualFreeRdp() {
+    QFETCH(int, w);
+    QFETCH(int, h);
+    QFETCH(int, pattern);
+    gc::testguest::ProgressiveEncoder enc;
+    enc.reset(w, h);
+    Pair pair{uint32_t(w), uint32_t(h)};
+    uint32_t frame = 0;
+    // A picture to full quality, then another over it (sub-band diffing: difference tiles).
+    for (uint32_t seed : {1u, 2u}) {
+      const auto picture = makePicture(uint32_t(w), uint32_t(h), Pattern(pattern), seed);
+      const GuestPasses g = guestPasses(enc, picture, w, h, frame);
+      for (size_t i = 0; i < g.streams.size(); ++i) {
+        const QString diff = pair.both(g.streams[i]);
+        QVERIFY2(diff.isEmpty(),
+                 qPrintable(QStringLiteral("picture %1 pass %2: %3").arg(seed).arg(i).arg(diff)));
+      }
+    }
+    QCOMPARE(pair.decoder.tiles(), size_t(((w + 63) / 64) * ((h + 63) / 64)));
+  }
+
+  void tileDifferenceAddsToTheTileEqualToFreeRdp() {
+    const auto picture = makePicture(128, 64, Pattern::Text, 3);
+    Region r;
+    QVERIFY(parse(encode(picture, 128, 64), r));
+    Pair pair(128, 64);
+    QVERIFY2(pair.both(frame({r}).v).isEmpty(), "first");
+    Region diff = r;
+    for (Tile& t : diff.tiles)
+      t.flags = 0x01;
+    const QString d = pair.both(frame({diff}).v);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    // The sum differs from the tile alone: the flag was used.
+    Pair alone(128, 64);
+    QVERIFY(alone.both(frame({r}).v).isEmpty());
+    QVERIFY(std::memcmp(alone.ours.storage.data(), pair.ours.storage.data(), pair.ours.storage.size()) != 0);
+  }
+
+  void handBuiltFirstAndUpgradeOfFreeRdpTilesEqualFreeRdp_data() {
+    QTest::addColumn<int>("prog");
+    QTest::newRow("2 bits") << 2;
+    QTest::newRow("5 bits") << 5;
+  }
+  void handBuiltFirstAndUpgradeOfFreeRdpTilesEqualFreeRdp() {
+    QFETCH(int, prog);
+    // A flat picture: every coefficient outside LL3 is zero, so the upgrade's RAW data is
+    // LL3's alone and its SRL data a run of zeros whose length is searched for.
+    const Region r = qualityZero(192, 64, uint8_t(prog));
+    Pair pair(192, 64);
+    QVERIFY2(pair.both(frame({r}).v).isEmpty(), "first pass");
+    Region up = r;
+    for (Tile& t : up.tiles)
+      t = upgradeTile(t.x, t.y, unsigned(prog));
+    QVERIFY(fitSrl(r, up, 192, 64));
+    const QString d = pair.both(frame({up}).v);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+  }
+
+  void refusesBeforeTouchingState_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("rule");
+    QTest::newRow("upgrade of a tile never decoded") << 0 << "upgrade of a tile never decoded";
+    QTest::newRow("tile difference on a tile never decoded")
+        << 1 << "tile difference on a tile never decoded";
+    QTest::newRow("quantization index out of range") << 2 << "quantization index out of range";
+    QTest::newRow("quality index out of range") << 3 << "quality index out of range";
+    QTest::newRow("upgrade raises a bit position") << 4 << "upgrade raises a bit position";
+    QTest::newRow("raw length the bit planes cannot take")
+        << 5 << "raw length outside what the upgrade's bit planes take";
+    QTest::newRow("tile outside the surface") << 6 << "tile outside the surface";
+  }
+  void refusesBeforeTouchingState() {
+    QFETCH(int, kind);
+    QFETCH(QString, rule);
+    const Region r = qualityZero(128, 64, 3);
+    // Tile (0,0) decoded at quality 0 (3 bits short), tile (1,0) never.
+    Region firstOnly = r;
+    firstOnly.tiles.resize(1);
+    firstOnly.rects = {{0, 0, 128, 64}};
+    Pair pair(128, 64);
+    QVERIFY(pair.both(frame({firstOnly}).v).isEmpty());
+    const size_t tilesBefore = pair.decoder.tiles();
+
+    Region bad = firstOnly;
+    switch (kind) {
+    case 0:
+      bad.tiles = {upgradeTile(1, 0, 3)};
+      break;
+    case 1:
+      bad.tiles = {r.tiles[1]};
+      bad.tiles[0].flags = 0x01;
+      break;
+    case 2:
+      bad.tiles[0].q[1] = 1;
+      break;
+    case 3:
+      bad.tiles[0].quality = 1;
+      break;
+    case 4: { // quality 0 at 3 bits, then an "upgrade" to a table 5 bits short
+      bad.progQuants.push_back(ProgQuant{flat(5), flat(5), flat(5)});
+      bad.tiles = {upgradeTile(0, 0, 0, 1)};
+      break;
+    }
+    case 5:
+      bad.tiles = {upgradeTile(0, 0, 3)};
+      for (int c = 0; c < 3; ++c)
+        bad.tiles[0].raw[c].assign(2, 0x00);
+      break;
+    case 6:
+      bad.tiles[0].x = 2;
+      break;
+    }
+    // A stream whose first region is fine and whose second breaks: nothing of it may land.
+    Region fine = firstOnly;
+    fine.tiles = {r.tiles[0]};
+    const Image before = pair.ours;
+    const auto res = pair.mine(frame({fine, bad}).v);
+    QVERIFY(gc::front::isViolation(res));
+    QCOMPARE(QString::fromStdString(ruleOf(res)), rule);
+    QCOMPARE(std::get<gc::front::Violation>(res).kind, gc::front::Violation::Kind::Protocol);
+    QVERIFY(std::memcmp(before.storage.data(), pair.ours.storage.data(), before.storage.size()) == 0);
+    QCOMPARE(pair.decoder.tiles(), tilesBefore);
+    // The state is as before: a real upgrade decodes as FreeRDP's, which never saw the refusal.
+    Region up = firstOnly;
+    up.tiles = {upgradeTile(0, 0, 3)};
+    QVERIFY(fitSrl(firstOnly, up, 128, 64));
+    const QString d = pair.both(frame({up}).v);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+  }
+
+  void keepsStateOnlyForDecodedTilesAndWithinTheBudget() {
+    const auto picture = makePicture(1920, 1080, Pattern::Text, 2);
+    const auto part = encode(picture, 1920, 1080, {{0, 0, 128, 64}});
+    ProgressiveDecoder d(limits1080());
+    QVERIFY(!gc::front::isViolation(d.createSurface(1, 1920, 1080)));
+    QCOMPARE(d.tiles(), size_t(0));
+    Image out(1920, 1080);
+    std::vector<ProgressiveDecoder::Rect> touched;
+    QVERIFY(!gc::front::isViolation(d.decode(1, part, out.pixels(), false, touched)));
+    QCOMPARE(d.tiles(), size_t(2));
+    d.deleteSurface(1);
+    QCOMPARE(d.tiles(), size_t(0));
+
+    // A desktop of 256x64: the budget (4 x the desktop's pixels) holds fewer tiles than a
+    // surface of the largest side could name.
+    gc::front::Limits small;
+    small.desktopWidth = 256;
+    small.desktopHeight = 64;
+    ProgressiveDecoder tight(small);
+    QVERIFY(!gc::front::isViolation(tight.createSurface(2, 1024, 64)));
+    Image wide(1024, 64);
+    const auto all = encode(makePicture(1024, 64, Pattern::Noise, 4), 1024, 64);
+    const auto res = tight.decode(2, all, wide.pixels(), false, touched);
+    QVERIFY(gc::front::isViolation(res));
+    QCOMPARE(std::get<gc::front::Violation>(res).kind, gc::front::Violation::Kind::Resource);
+    QCOMPARE(tight.tiles(), size_t(0));
+  }
+
+  void measuresA1080pFrameAgainstFreeRdp() {
+    const auto picture = makePicture(1920, 1080, Pattern::Text, 8);
+    const auto stream = encode(picture, 1920, 1080);
+    Pair pair(1920, 1080);
+    QVERIFY(pair.both(stream).isEmpty());
+    const int runs = 5;
+    using Clock = std::chrono::steady_clock;
+    auto t0 = Clock::now();
+    for (int i = 0; i < runs; ++i)
+      QVERIFY(!gc::front::isViolation(pair.mine(stream)));
+    auto t1 = Clock::now();
+    for (int i = 0; i < runs; ++i)
+      QVERIFY(pair.freerdp(stream) >= 0);
+    auto t2 = Clock::now();
+    const double ours = std::chrono::duration<double, std::milli>(t1 - t0).count() / runs;
+    const double theirs = std::chrono::duration<double, std::milli>(t2 - t1).count() / runs;
+    qInfo("1080p first-pass frame (%zu bytes): ours %.2f ms, FreeRDP C path %.2f ms (this build's flags)",
+          stream.size(), ours, theirs);
+  }
+};
+
+QTEST_APPLESS_MAIN(tst_RdpCodecProgressiveDecoder)
+#include "tst_rdpcodecprogressivedecoder.moc"
