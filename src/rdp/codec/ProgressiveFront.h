@@ -1,6 +1,7 @@
 // ProgressiveFront: validates a RemoteFX Progressive bitstream (MS-RDPEGFX 2.2.4.2, RDPGFX codec
-// id 0x0009, WireToSurface2) completely before FreeRDP 3.10.3's progressive_decompress may see
-// it; the DSP (RLGR, SRL, DWT, colour conversion) stays FreeRDP's. It mirrors the state
+// id 0x0009, WireToSurface2) completely before the decoder (ProgressiveDecoder, which checks
+// again what it needs) sees it. Its rules were written against FreeRDP 3.10.3's decoder, the
+// oracle the project's decoder equals, and stay as they are. It mirrors the state
 // FreeRDP keeps per surface context (which tiles were decoded, at what bit position) so that a
 // stream it accepts cannot make FreeRDP read coefficients it never wrote (an upgrade or a tile
 // difference on a tile never decoded works on uninitialised heap in 3.10.3), shift by an

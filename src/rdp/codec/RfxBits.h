@@ -15,33 +15,28 @@ namespace gc::codec {
 
 class RfxBits {
 public:
-  explicit RfxBits(std::span<const uint8_t> bytes) : m_bytes(bytes), m_bits(uint64_t(bytes.size()) * 8) {}
+  explicit RfxBits(std::span<const uint8_t> bytes) : m_bytes(bytes), m_bits(uint64_t(bytes.size()) * 8) {
+    refill();
+  }
 
   // The 32 bits from the current position, MSB first; zeros past the end.
-  uint32_t peek32() const {
-    const size_t byte = size_t(m_pos >> 3);
-    const unsigned bit = unsigned(m_pos & 7);
-    uint64_t window = 0;
-    if (byte + 8 <= m_bytes.size()) {
-      const uint8_t* p = m_bytes.data() + byte;
-      window = uint64_t(p[0]) << 56 | uint64_t(p[1]) << 48 | uint64_t(p[2]) << 40 | uint64_t(p[3]) << 32 |
-               uint64_t(p[4]) << 24 | uint64_t(p[5]) << 16 | uint64_t(p[6]) << 8 | uint64_t(p[7]);
-    } else {
-      for (size_t i = 0; i < 8; ++i)
-        window = window << 8 | (byte + i < m_bytes.size() ? m_bytes[byte + i] : 0u);
-    }
-    return uint32_t(window << bit >> 32);
-  }
+  uint32_t peek32() const { return uint32_t(m_cache >> 32); }
   // The next n bits (n <= 31) as an unsigned value, consumed.
   uint32_t take(unsigned n) {
     if (n == 0)
       return 0;
     const uint32_t v = peek32() >> (32 - n);
-    m_pos += n;
+    consume(n);
     return v;
   }
   bool bit() { return take(1) != 0; }
-  void skip(uint64_t n) { m_pos += n; }
+  void skip(uint64_t n) {
+    while (n > 32) {
+      consume(32);
+      n -= 32;
+    }
+    consume(unsigned(n));
+  }
 
   uint64_t position() const { return m_pos; }
   uint64_t sizeBits() const { return m_bits; }
@@ -49,9 +44,31 @@ public:
   uint64_t remaining() const { return m_pos < m_bits ? m_bits - m_pos : 0; }
 
 private:
+  // The cache holds the bits from m_pos at its top, at least 32 of them valid (zeros past the
+  // end count as valid).
+  void consume(unsigned n) {
+    if (n == 0)
+      return;
+    m_cache <<= n;
+    m_valid -= n;
+    m_pos += n;
+    refill();
+  }
+  void refill() {
+    while (m_valid <= 56) {
+      const uint64_t byte = m_next < m_bytes.size() ? m_bytes[m_next] : 0u;
+      ++m_next;
+      m_cache |= byte << (56 - m_valid);
+      m_valid += 8;
+    }
+  }
+
   std::span<const uint8_t> m_bytes;
   uint64_t m_bits = 0;
   uint64_t m_pos = 0;
+  uint64_t m_cache = 0;
+  size_t m_next = 0;    // the next byte to load into the cache
+  unsigned m_valid = 0; // bits of the cache that hold stream bits (or the zeros after it)
 };
 
 } // namespace gc::codec

@@ -3,12 +3,9 @@
 #include "rdp/codec/AlphaDecoder.h"
 #include "rdp/codec/ClearContext.h"
 #include "rdp/codec/PlanarDecoder.h"
+#include "rdp/codec/ProgressiveDecoder.h"
 #include "rdp/codec/ProgressiveFront.h"
 #include "rdp/gfx/GfxFront.h"
-
-#include <freerdp/codec/color.h>
-#include <freerdp/codec/progressive.h>
-#include <freerdp/codec/region.h>
 
 #include <set>
 
@@ -23,10 +20,6 @@ using front::Violation;
 constexpr std::string_view kWts1 = "rdpgfx.WireToSurface1";
 constexpr std::string_view kWts2 = "rdpgfx.WireToSurface2";
 
-UINT32 formatOf(bool alpha) {
-  return alpha ? PIXEL_FORMAT_BGRA32 : PIXEL_FORMAT_BGRX32;
-}
-
 gc::codec::Pixels view(const Pixels& p) {
   return gc::codec::Pixels{p.bits, std::size_t(p.stride), uint32_t(p.width), uint32_t(p.height)};
 }
@@ -34,19 +27,18 @@ gc::codec::Pixels view(const Pixels& p) {
 } // namespace
 
 struct CodecDispatch::State {
-  explicit State(const front::Limits& limits) : progressiveFront(limits) {}
+  explicit State(const front::Limits& limits) : progressiveFront(limits), progressive(limits) {}
   gc::codec::ClearContext clear;
   gc::codec::ProgressiveFront progressiveFront;
-  PROGRESSIVE_CONTEXT* progressive = nullptr;
+  gc::codec::ProgressiveDecoder progressive;
   std::set<uint16_t> progressiveSurfaces;
+  std::vector<gc::codec::ProgressiveDecoder::Rect> progressiveTouched;
 
   ~State() { release(); }
   void release() {
     clear.reset();
     progressiveFront.reset();
-    if (progressive)
-      progressive_context_free(progressive);
-    progressive = nullptr;
+    progressive.reset();
     progressiveSurfaces.clear();
   }
 };
@@ -85,57 +77,42 @@ Checked<Ok> CodecDispatch::decode(uint16_t codecId, std::span<const uint8_t> dat
 }
 
 Checked<Ok> CodecDispatch::decodeProgressive(uint16_t surfaceId, std::span<const uint8_t> data,
-                                             Pixels surface, bool alpha, uint32_t frameId,
-                                             std::vector<QRect>& touched) {
+                                             Pixels surface, bool alpha, std::vector<QRect>& touched) {
   if (!surface.bits || surface.width <= 0 || surface.height <= 0)
     return Violation::resource(kWts2, "no pixels for the surface");
-  if (data.size() > UINT32_MAX)
-    return Violation::protocol(kWts2, "bitmap data beyond 4 GiB");
   State& s = *m_state;
-  if (!s.progressive && !(s.progressive = progressive_context_new(FALSE)))
-    return Violation::resource(kWts2, "progressive context cannot be made");
   if (!s.progressiveSurfaces.contains(surfaceId)) {
     if (Checked<Ok> ok =
             s.progressiveFront.createSurface(surfaceId, uint32_t(surface.width), uint32_t(surface.height));
         front::isViolation(ok))
       return ok;
-    if (progressive_create_surface_context(s.progressive, surfaceId, UINT32(surface.width),
-                                           UINT32(surface.height)) < 0) {
+    if (Checked<Ok> ok =
+            s.progressive.createSurface(surfaceId, uint32_t(surface.width), uint32_t(surface.height));
+        front::isViolation(ok)) {
       s.progressiveFront.deleteSurface(surfaceId);
-      return Violation::resource(kWts2, "progressive surface context cannot be made");
+      return ok;
     }
     s.progressiveSurfaces.insert(surfaceId);
   }
-  // The whole stream is checked against the mirror of FreeRDP's tile state before FreeRDP
-  // parses a byte of it.
+  // The front checks the whole stream against its own mirror of the tile state first; the
+  // decoder checks again what it needs before a coefficient is touched.
   if (Checked<gc::codec::ProgressiveFront::Update> checked = s.progressiveFront.check(surfaceId, data);
       front::isViolation(checked))
     return std::get<Violation>(checked);
-  REGION16 invalid;
-  region16_init(&invalid);
-  const INT32 rc =
-      progressive_decompress(s.progressive, data.data(), UINT32(data.size()), surface.bits, formatOf(alpha),
-                             UINT32(surface.stride), 0, 0, &invalid, surfaceId, frameId);
-  UINT32 count = 0;
-  const RECTANGLE_16* rects = region16_rects(&invalid, &count);
+  const gc::codec::Pixels to = view(surface);
+  if (!to.valid())
+    return Violation::resource(kWts2, "no pixels for the surface");
+  Checked<Ok> decoded = s.progressive.decode(surfaceId, data, to, alpha, s.progressiveTouched);
   touched.clear();
-  for (UINT32 i = 0; rects && i < count; ++i) {
-    const QRect r(int(rects[i].left), int(rects[i].top), int(rects[i].right) - int(rects[i].left),
-                  int(rects[i].bottom) - int(rects[i].top));
-    const QRect clipped = r.intersected(QRect(0, 0, surface.width, surface.height));
-    if (!clipped.isEmpty())
-      touched.push_back(clipped);
-  }
-  region16_uninit(&invalid);
-  if (rc < 0)
-    return Violation::protocol(kWts2, "progressive data malformed");
-  return Ok{};
+  for (const auto& r : s.progressiveTouched)
+    touched.emplace_back(int(r.x), int(r.y), int(r.width), int(r.height));
+  return decoded;
 }
 
 void CodecDispatch::deleteSurface(uint16_t surfaceId) {
   State& s = *m_state;
-  if (s.progressive && s.progressiveSurfaces.erase(surfaceId)) {
-    progressive_delete_surface_context(s.progressive, surfaceId);
+  if (s.progressiveSurfaces.erase(surfaceId)) {
+    s.progressive.deleteSurface(surfaceId);
     s.progressiveFront.deleteSurface(surfaceId);
   }
 }

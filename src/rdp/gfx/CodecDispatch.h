@@ -1,13 +1,13 @@
 // CodecDispatch: from an RDPGFX codec id to its decoder, the one file that calls codec
 // libraries. Decoders write into a bounded scratch of exactly the command's rectangle (its
 // caller then writes it into the surface, compare-and-copy); progressive decodes in place
-// per surface (FreeRDP keeps per-surface tile state: created lazily at the first progressive
+// per surface (tile state for the tiles decoded: created lazily at the first progressive
 // command for a surface, deleted with the surface).
 //
-// Planar, ClearCodec and alpha are the project's own decoders (src/rdp/codec/, gc_rdp_codec:
-// every length checked before a byte is used, nothing written outside the rectangle).
-// Progressive's DSP stays FreeRDP's, but only for a stream codec::ProgressiveFront has
-// validated completely first (FreeRDP 3.10.3 trusts what it parses there).
+// Every codec here is the project's own (src/rdp/codec/, gc_rdp_codec: every length checked
+// before a byte is used, nothing written outside the rectangle): planar, ClearCodec, alpha,
+// and RemoteFX Progressive (codec::ProgressiveDecoder, behind codec::ProgressiveFront, which
+// validates the whole stream first). No FreeRDP codec context is created.
 //
 // Thread: the RDP worker only.
 #pragma once
@@ -46,8 +46,7 @@ public:
   // Progressive (WireToSurface2) in place on surface `surfaceId` of `surface`'s size;
   // `touched`: the rectangles it wrote, in surface coordinates.
   front::Checked<front::Ok> decodeProgressive(uint16_t surfaceId, std::span<const uint8_t> data,
-                                              Pixels surface, bool alpha, uint32_t frameId,
-                                              std::vector<QRect>& touched);
+                                              Pixels surface, bool alpha, std::vector<QRect>& touched);
   // The surface is gone: its progressive state too.
   void deleteSurface(uint16_t surfaceId);
   // RDPGFX ResetGraphics: ClearCodec takes the next sequence number as it comes.

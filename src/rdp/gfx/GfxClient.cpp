@@ -110,8 +110,8 @@ Checked<Ok> GfxClient::wireToSurface2(const WireToSurface2& p) {
     return Violation::resource("rdpgfx.WireToSurface2", "surface pixels cannot be allocated");
   const Pixels pixels{bits, m_table.stride(s), s.size.width(), s.size.height()};
   s.progressive = true;
-  Checked<Ok> ok = m_codecs.decodeProgressive(p.surfaceId, p.data, pixels, s.pixelFormat == kPixelFormatArgb,
-                                              m_framesDecoded, m_touched);
+  Checked<Ok> ok =
+      m_codecs.decodeProgressive(p.surfaceId, p.data, pixels, s.pixelFormat == kPixelFormatArgb, m_touched);
   m_table.noteDecoded(s, m_touched); // what it wrote before a failure is shown too
   return ok;
 }
