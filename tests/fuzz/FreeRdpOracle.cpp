@@ -5,12 +5,21 @@
 // a sanitizer report or a hang ends this process; the target counts it as FreeRDP's fault and
 // starts another.
 //
-// The codecs are called as FreeRDP's own client calls them: planar, interleaved, ClearCodec and
+// The codecs are called as FreeRDP's own client calls them: planar, interleaved, ClearCodec,
+// RemoteFX Progressive (progressive_decompress on one surface context, as gdi/gfx.c does) and
 // NSCodec directly (clear_decompress with the surface's size as its bounds, as gdi/gfx.c does;
 // nsc_process_message as clear.c's subcodec 1 does), and for the alpha codec, uncompressed
 // RDPGFX and uncompressed legacy bitmaps (for which FreeRDP exports no decoder) FreeRDP's GDI
 // itself: gdi_init on an unconnected instance, the RDPGFX handlers of
 // gdi_graphics_pipeline_init (CreateSurface, SurfaceCommand), and rdpBitmap::Decompress.
+//
+// Every FreeRDP routine here is its C one, the path the project's progressive decoder is held
+// to: the primitives by PRIMITIVES_PURE_SOFT (chosen before any is used; the SIMD colour
+// conversion rounds differently), and RemoteFX's own DWT and quantisation, which rfx_init_sse2
+// picks by asking winpr's IsProcessorFeaturePresent rather than the hints, by this process's
+// own IsProcessorFeaturePresent (below), which answers no to every feature. (The SSE2 classic
+// DWT adds in 16-bit lanes: on coefficients a hostile stream makes overflow, it differs from
+// FreeRDP's C DWT.) The lossless codecs are the same on both paths.
 //
 // Usage: freerdp_oracle <socket fd>. Thread: single-threaded.
 #include "OracleWire.h"
@@ -21,23 +30,35 @@
 #include <freerdp/codec/interleaved.h>
 #include <freerdp/codec/nsc.h>
 #include <freerdp/codec/planar.h>
+#include <freerdp/codec/progressive.h>
+#include <freerdp/codec/region.h>
 #include <freerdp/freerdp.h>
 #include <freerdp/gdi/gdi.h>
 #include <freerdp/gdi/gfx.h>
 #include <freerdp/graphics.h>
+#include <freerdp/primitives.h>
+#include <freerdp/settings_types.h>
+#include <winpr/sysinfo.h>
 #include <winpr/wlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
 using namespace gc::fuzz::oracle;
+
+// Found by the dynamic linker before winpr's: FreeRDP's codecs see a CPU without SIMD.
+extern "C" BOOL IsProcessorFeaturePresent(DWORD) {
+  return FALSE;
+}
 
 namespace {
 
@@ -112,15 +133,59 @@ UINT getSurfaceIds(RdpgfxClientContext*, UINT16** ids, UINT16* count) {
   return CHANNEL_RC_OK;
 }
 
+// FreeRDP 3.10.3's progressive_decompress returns 1, its success, when a block fails to parse
+// (its result starts at 1 and that path leaves it so), having drawn nothing of the stream; its
+// GDI takes that as success. What tells the failure is what it logged on the way: every parse
+// failure logs (at ERROR, or at WARN through Stream_CheckAndLogRequiredLength), and so do a few
+// things it goes on from. So the progressive logger alone is at WARN, into a callback that notes
+// any message except those: the lines of 3.10.3's progressive.c (the only FreeRDP this project
+// builds against) where it logs and carries on.
+constexpr unsigned kProgressiveGoesOn[] = {
+    1319,             // an upgrade's SRL/RAW lengths do not match: the tile's upgrade is dropped
+    1429, 1432, 1435, // an upgrade's quantization differs from the first pass's
+    1438,             // an upgrade without RFX_SUBBAND_DIFFING in the context
+    1872,             // a second SYNC
+    1960, 1962,       // FRAME_END before FRAME_BEGIN, or twice
+    1992,             // a CONTEXT's ctxId is not 0
+    2001, 2003, 2005, // CONTEXT after FRAME_BEGIN, after FRAME_END, twice
+    2097,             // bytes after a REGION's tiles
+    2140, 2145,       // REGION outside a frame: skipped
+};
+bool g_progressiveFailed = false;
+
+BOOL noteProgressiveLog(const wLogMessage* message) {
+  if (!message || message->Level < WLOG_WARN)
+    return TRUE;
+  const std::string_view file = message->FileName ? message->FileName : "";
+  const bool goesOn = file.ends_with("/progressive.c") &&
+                      std::find(std::begin(kProgressiveGoesOn), std::end(kProgressiveGoesOn),
+                                unsigned(message->LineNumber)) != std::end(kProgressiveGoesOn);
+  if (!goesOn)
+    g_progressiveFailed = true;
+  return TRUE;
+}
+
+// progressive_decompress's result when it logged a failure and returned success.
+constexpr int32_t kProgressiveLoggedFailure = -1;
+
 class Oracle {
 public:
   Oracle() {
-    // FreeRDP logs every refusal at ERROR; the verdict is all this process reports.
-    WLog_SetLogLevel(WLog_GetRoot(), WLOG_OFF);
+    // FreeRDP logs every refusal at ERROR; the verdict is all this process reports (for
+    // progressive, read from its log: noteProgressiveLog).
+    wLog* root = WLog_GetRoot();
+    WLog_SetLogLevel(root, WLOG_OFF);
+    static wLogCallbacks callbacks{};
+    callbacks.message = noteProgressiveLog;
+    if (!WLog_SetLogAppenderType(root, WLOG_APPENDER_CALLBACK) ||
+        !WLog_ConfigureAppender(WLog_GetLogAppender(root), "callbacks", &callbacks) ||
+        !WLog_SetLogLevel(WLog_Get("com.freerdp.codec.progressive"), WLOG_WARN))
+      die("log callback");
     m_planar = freerdp_bitmap_planar_context_new(0, kMaxSide, kMaxSide);
     m_interleaved = bitmap_interleaved_context_new(FALSE);
     m_nsc = nsc_context_new();
-    if (!m_planar || !m_interleaved || !m_nsc)
+    m_progressive = progressive_context_new_ex(FALSE, THREADING_FLAGS_DISABLE_THREADS);
+    if (!m_planar || !m_interleaved || !m_nsc || !m_progressive)
       die("codec contexts");
     startGdi();
   }
@@ -139,6 +204,13 @@ public:
       die("clear context");
     if (b.codec == Codec::Alpha || b.codec == Codec::UncompressedGfx)
       gfxSurface();
+    if (b.codec == Codec::Progressive) {
+      // A fresh surface context per session: its tiles are the session's alone.
+      progressive_delete_surface_context(m_progressive, kProgressiveSurface);
+      if (progressive_create_surface_context(m_progressive, kProgressiveSurface, b.side, b.side) < 0)
+        die("progressive surface context");
+      m_frame = 0;
+    }
   }
 
   // Runs one message; the surface holds FreeRDP's pixels after it.
@@ -184,6 +256,19 @@ public:
     case Codec::RawBitmap:
       ok = rawBitmap(d, src, len);
       break;
+    case Codec::Progressive: {
+      REGION16 invalid;
+      region16_init(&invalid);
+      g_progressiveFailed = false;
+      rc = progressive_decompress(m_progressive, src, len, m_surface->bits(),
+                                  m_begin.argb ? PIXEL_FORMAT_BGRA32 : PIXEL_FORMAT_BGRX32, stride, 0, 0,
+                                  &invalid, kProgressiveSurface, ++m_frame);
+      region16_uninit(&invalid);
+      if (rc >= 0 && g_progressiveFailed)
+        rc = kProgressiveLoggedFailure;
+      ok = rc >= 0;
+      break;
+    }
     }
     if (!m_surface->canaryIntact())
       return Verdict::WroteOutside;
@@ -283,6 +368,9 @@ private:
   BITMAP_INTERLEAVED_CONTEXT* m_interleaved = nullptr;
   NSC_CONTEXT* m_nsc = nullptr;
   CLEAR_CONTEXT* m_clear = nullptr;
+  static constexpr UINT16 kProgressiveSurface = 1;
+  PROGRESSIVE_CONTEXT* m_progressive = nullptr;
+  UINT32 m_frame = 0;
   freerdp* m_instance = nullptr;
   RdpgfxClientContext m_gfx{};
   BYTE* m_gdiData = nullptr;
@@ -322,6 +410,7 @@ int main(int argc, char** argv) {
   if (argc != 2)
     die("usage: freerdp_oracle <socket fd>");
   const int fd = std::atoi(argv[1]);
+  primitives_set_hints(PRIMITIVES_PURE_SOFT);
   Oracle oracle;
   std::vector<uint8_t> frame;
   for (;;) {

@@ -25,6 +25,7 @@ enum class Codec : uint8_t {
   Alpha = 5,           // FreeRDP's GDI: RdpgfxClientContext::SurfaceCommand, codec 0x000C
   UncompressedGfx = 6, // FreeRDP's GDI: RdpgfxClientContext::SurfaceCommand, codec 0x0000
   RawBitmap = 7,       // FreeRDP's GDI: rdpBitmap::Decompress, uncompressed
+  Progressive = 8,     // progressive_decompress on one surface context for the whole session
 };
 
 enum class Verdict : uint8_t {
@@ -41,7 +42,7 @@ constexpr uint32_t kMaxMessage = 1u << 20;
 struct Begin {
   Codec codec = Codec::Planar;
   uint16_t side = 0;     // the surface is side x side BGRX/BGRA pixels, rows side * 4 bytes apart
-  uint8_t argb = 0;      // Alpha, UncompressedGfx: the surface is ARGB_8888 (else XRGB_8888)
+  uint8_t argb = 0;      // Alpha, UncompressedGfx, Progressive: the surface is ARGB_8888 (else XRGB_8888)
   uint32_t fillSeed = 0; // the surface's starting pixels (fill())
 };
 

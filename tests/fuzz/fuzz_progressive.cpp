@@ -1,78 +1,164 @@
-// ProgressiveFront on guest bytes, with FreeRDP 3.10.3's progressive_decompress behind it as
-// in the console. Input: surface width and height (16 bits each, little-endian, reduced to at
-// most 320 x 200), then messages (16-bit length + bytes) checked and decoded in turn on one
-// surface context. For every message the front accepts: FreeRDP must not refuse it (the
-// front is stricter than FreeRDP's parser), must not write outside the surface (a guard band)
-// nor outside the rectangles the front reported, and must finish (libFuzzer's -timeout).
-#include "GuardedPixels.h"
+// The console's RemoteFX Progressive path (ProgressiveFront, then ProgressiveDecoder, as
+// CodecDispatch runs them) against FreeRDP 3.10.3's progressive_decompress on its C primitives
+// (Differential.h), over a session of messages on one surface: tile state carries from message
+// to message on both sides. Input: two 16-bit little-endian numbers whose larger one gives the
+// square surface's side (1 + n modulo 128; bit 7 of the fourth byte makes it an ARGB surface),
+// then messages (16-bit length + bytes), each decoded in place on the whole surface. The session
+// ends at the first message either side refuses.
+//
+// Beyond the comparison: the decoder writes only inside the rectangles it reports as touched
+// (the console shows, and the panel is sent, exactly those).
+#include "Differential.h"
+#include "rdp/codec/ProgressiveDecoder.h"
 #include "rdp/codec/ProgressiveFront.h"
 
-#include <freerdp/codec/color.h>
-#include <freerdp/codec/progressive.h>
-#include <freerdp/codec/region.h>
-#include <freerdp/settings_types.h>
-
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
+using gc::codec::ProgressiveDecoder;
 using gc::codec::ProgressiveFront;
+using namespace gc::fuzz;
 
 namespace {
-constexpr size_t kGuard = 256;
+
+constexpr uint16_t kSurface = 1;
+
+class ProgressiveDifferential : public Differential {
+public:
+  ProgressiveDifferential() : Differential("progressive", 4) {}
+  bool argb = false;
+
+protected:
+  const char* freerdpLenient(std::string_view, std::string_view rule, const Message&) const override {
+    // progressive_decompress reads no block and draws the region it kept from the stream before.
+    if (rule == "empty stream")
+      return "FreeRDP too lenient: a stream of no bytes, on which FreeRDP draws the previous stream's region "
+             "again (MS-RDPEGFX RFX_PROGRESSIVE_BITMAP_STREAM: a stream is its blocks)";
+    // update_tiles intersects every rectangle with the surface.
+    if (rule == "rectangle outside the surface")
+      return "FreeRDP too lenient: a region rectangle beyond the surface, which FreeRDP clips (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_REGION: the rectangles are areas of the surface the region updates)";
+    // rfx_rlgr_decode of no bytes fills the component with zeros.
+    if (rule == "empty RLGR component")
+      return "FreeRDP too lenient: a component of no bytes, which FreeRDP decodes as 4096 zeros (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_TILE_SIMPLE/FIRST: yLen, cbLen, crLen are the byte counts of RLGR1 data for "
+             "4096 "
+             "coefficients, which take at least one byte)";
+    // Only RFX_TILE_DIFFERENCE is read; other bits are ignored.
+    if (rule == "unknown tile flags")
+      return "FreeRDP too lenient: tile flags other than RFX_TILE_DIFFERENCE, which FreeRDP ignores "
+             "(MS-RDPEGFX RFX_PROGRESSIVE_TILE_SIMPLE/FIRST: no other flag is defined)";
+    // The difference is added to the tile's buffers whatever they hold.
+    if (rule == "tile difference on a tile never decoded")
+      return "FreeRDP too lenient: a tile difference on a tile with no earlier pass, which FreeRDP adds to "
+             "coefficients it never decoded (MS-RDPEGFX RFX_TILE_DIFFERENCE: the coefficients are the "
+             "difference from the tile's previous ones)";
+    // progressive_rfx_upgrade_component finds its streams' lengths wrong, logs, and the tile's
+    // upgrade is dropped after the components before it changed; the result stays success.
+    if (rule == "upgrade bit streams do not end with their bits")
+      return "FreeRDP too lenient: an upgrade whose SRL or RAW stream does not end where its bit planes do, "
+             "which FreeRDP logs and leaves half applied (MS-RDPEGFX RFX_PROGRESSIVE_TILE_UPGRADE: "
+             "srlByteCount "
+             "and rawByteCount are the lengths of those streams)";
+    // Each tile block is decoded in turn; the later pass on the same tile wins.
+    if (rule == "tile twice in one region")
+      return "FreeRDP too lenient: a tile twice in one region, which FreeRDP decodes twice (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_REGION: numTiles tiles, each a tile of the region's grid)";
+    if (rule == "raw length outside what the upgrade reads")
+      return "FreeRDP too lenient: an upgrade whose RAW stream is longer or shorter than its bit planes "
+             "take, "
+             "which FreeRDP logs and leaves half applied (MS-RDPEGFX RFX_PROGRESSIVE_TILE_UPGRADE: "
+             "rawByteCount is the length of the RAW stream)";
+    // progressive_tile_read checks yIdx x gridWidth + xIdx against the grid's size only.
+    if (rule == "tile outside the surface")
+      return "FreeRDP too lenient: a tile index beyond the surface's grid, which FreeRDP keeps in the slot "
+             "of "
+             "another tile (MS-RDPEGFX RFX_PROGRESSIVE_TILE_SIMPLE/FIRST/UPGRADE: xIdx and yIdx index the "
+             "surface's 64 x 64 grid)";
+    // 3.10.3 upgrades the tile's buffers whatever they hold (an advisory fixed after 3.10.3).
+    if (rule == "upgrade of a tile never decoded")
+      return "FreeRDP too lenient: an upgrade of a tile with no first pass, which FreeRDP applies to buffers "
+             "it "
+             "never wrote (MS-RDPEGFX RFX_PROGRESSIVE_TILE_UPGRADE: it refines a tile's earlier passes)";
+    if (rule == "upgrade lowers the quality")
+      return "FreeRDP too lenient: an upgrade to a quality below the tile's, whose bit-plane counts FreeRDP "
+             "takes modulo 2^32 and then drops as a length mismatch (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_TILE_UPGRADE: "
+             "an upgrade adds the bit planes between the tile's quality and a higher one)";
+    return nullptr;
+  }
+  // On an ARGB surface the console keeps the alpha the surface had (progressive carries none);
+  // FreeRDP writes it opaque. The colour is compared on both kinds, alpha on XRGB only.
+  size_t compared(const Message&) const override { return argb ? 3 : 4; }
+};
+
+uint32_t le16(const uint8_t* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8);
+}
+
+bool inside(const std::vector<ProgressiveDecoder::Rect>& rects, uint32_t x, uint32_t y) {
+  return std::any_of(rects.begin(), rects.end(), [&](const ProgressiveDecoder::Rect& r) {
+    return x >= r.x && x - r.x < r.width && y >= r.y && y - r.y < r.height;
+  });
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 4)
     return 0;
-  const uint32_t w = 1 + (uint32_t(data[0]) | (uint32_t(data[1]) << 8)) % 320;
-  const uint32_t h = 1 + (uint32_t(data[2]) | (uint32_t(data[3]) << 8)) % 200;
-  gc::fuzz::GuardedPixels out(w, h, 0x3C, kGuard);
-  std::vector<uint8_t> before(out.buffer());
+  static ProgressiveDifferential diff;
+  static gc::front::Limits limits;
+  // reset() per input: the wiping of tile state is exercised too.
+  static ProgressiveFront front(limits);
+  static ProgressiveDecoder ours(limits);
+  static std::vector<ProgressiveDecoder::Rect> touched;
+  static std::vector<uint8_t> before;
+  front.reset();
+  ours.reset();
 
-  gc::front::Limits limits;
-  ProgressiveFront front(limits);
-  if (gc::front::isViolation(front.createSurface(1, w, h)))
-    std::abort();
-  // One FreeRDP context for the run (it is large); the surface context is per input, made at
-  // the first message the front accepts, as the console makes it at the first command.
-  static PROGRESSIVE_CONTEXT* progressive =
-      progressive_context_new_ex(FALSE, THREADING_FLAGS_DISABLE_THREADS);
-  bool surface = false;
-  uint32_t frame = 0;
-  gc::fuzz::forEachMessage(data, size, 4, [&](std::span<const uint8_t> message) {
-    const auto checked = front.check(1, message);
-    if (gc::front::isViolation(checked))
-      return false; // the session would close here: FreeRDP never sees it
-    const auto& update = std::get<ProgressiveFront::Update>(checked);
-    if (!surface)
-      surface = progressive_create_surface_context(progressive, 1, w, h) >= 0;
-    REGION16 invalid;
-    region16_init(&invalid);
-    const INT32 rc =
-        progressive_decompress(progressive, message.data(), uint32_t(message.size()), out.bits(),
-                               PIXEL_FORMAT_BGRX32, uint32_t(out.stride()), 0, 0, &invalid, 1, ++frame);
-    region16_uninit(&invalid);
-    if (rc < 0)
-      std::abort(); // accepted by the front, refused by FreeRDP's own checks
-    out.requireGuardsIntact();
-    const auto& buffer = out.buffer();
-    for (uint32_t y = 0; y < h; ++y)
-      for (uint32_t x = 0; x < w; ++x) {
-        const size_t at = out.offset(x, y);
-        if (std::memcmp(&buffer[at], &before[at], 4) == 0)
-          continue;
-        bool inside = false;
-        for (const auto& r : update.clip)
-          inside =
-              inside || (x >= r.x && x < uint32_t(r.x) + r.width && y >= r.y && y < uint32_t(r.y) + r.height);
-        if (!inside)
-          std::abort(); // FreeRDP wrote where the front did not say it would
-      }
-    before = buffer;
-    return true;
+  const uint16_t side = uint16_t(1 + std::max(le16(data), le16(data + 2) & 0x7FFF) % oracle::kMaxSide);
+  diff.argb = (data[3] & 0x80) != 0;
+  oracle::Begin b;
+  b.codec = oracle::Codec::Progressive;
+  b.side = side;
+  b.argb = diff.argb ? 1 : 0;
+  b.fillSeed = uint32_t(size);
+  diff.begin(b, {data, size});
+  if (gc::front::isViolation(front.createSurface(kSurface, side, side)) ||
+      gc::front::isViolation(ours.createSurface(kSurface, side, side)))
+    std::abort(); // every side up to 128 is a surface both take
+
+  size_t index = 0;
+  forEachMessage(data, size, 4, [&](std::span<const uint8_t> message) {
+    Message m;
+    m.index = index++;
+    m.data = message;
+    m.d.w = side;
+    m.d.h = side;
+    const gc::codec::Pixels surface = diff.ours().pixels();
+    before.assign(diff.ours().bits(), diff.ours().bits() + surface.stride * side);
+    gc::front::Checked<gc::front::Ok> result = gc::front::Ok{};
+    if (auto checked = front.check(kSurface, message); gc::front::isViolation(checked))
+      result = std::get<gc::front::Violation>(checked);
+    else
+      result = ours.decode(kSurface, message, surface, diff.argb, touched);
+    if (!gc::front::isViolation(result))
+      for (uint32_t y = 0; y < side; ++y)
+        for (uint32_t x = 0; x < side; ++x) {
+          const size_t at = size_t(y) * surface.stride + size_t(x) * 4;
+          if (std::memcmp(diff.ours().bits() + at, before.data() + at, 4) != 0 && !inside(touched, x, y)) {
+            std::fprintf(stderr, "\n==progressive: pixel (%u,%u) written outside the touched rectangles\n", x,
+                         y);
+            std::abort();
+          }
+        }
+    return diff.step(m, result);
   });
-  progressive_delete_surface_context(progressive, 1);
   return 0;
 }
