@@ -392,19 +392,22 @@ private slots:
     const auto stream = encode(picture, 1920, 1080);
     Pair pair(1920, 1080);
     QVERIFY(pair.both(stream).isEmpty());
-    const int runs = 5;
+    // The fastest of several runs on each side: on a loaded machine the others measure the load.
+    const int runs = 9;
     using Clock = std::chrono::steady_clock;
-    auto t0 = Clock::now();
-    for (int i = 0; i < runs; ++i)
+    double ours = 1e9, theirs = 1e9;
+    for (int i = 0; i < runs; ++i) {
+      const auto t0 = Clock::now();
       QVERIFY(!gc::front::isViolation(pair.mine(stream)));
-    auto t1 = Clock::now();
-    for (int i = 0; i < runs; ++i)
+      const auto t1 = Clock::now();
       QVERIFY(pair.freerdp(stream) >= 0);
-    auto t2 = Clock::now();
-    const double ours = std::chrono::duration<double, std::milli>(t1 - t0).count() / runs;
-    const double theirs = std::chrono::duration<double, std::milli>(t2 - t1).count() / runs;
-    qInfo("1080p first-pass frame (%zu bytes): ours %.2f ms, FreeRDP C path %.2f ms (this build's flags)",
-          stream.size(), ours, theirs);
+      const auto t2 = Clock::now();
+      ours = std::min(ours, std::chrono::duration<double, std::milli>(t1 - t0).count());
+      theirs = std::min(theirs, std::chrono::duration<double, std::milli>(t2 - t1).count());
+    }
+    qInfo("1080p first-pass frame (%zu bytes), fastest of %d: ours %.2f ms, FreeRDP C path %.2f ms (this "
+          "build's flags)",
+          stream.size(), runs, ours, theirs);
   }
 };
 
