@@ -187,9 +187,9 @@ Status Console::acceptGuestSync(const Outcome<SyncResult>& sync) {
   const bool settleAllowed = m_grant.lock.confirmation == Grant::Lock::Confirmation::Settle;
   if (sync->confirmedBy == SyncConfirmation::SettleOnly && !settleAllowed) {
     const QString why =
-        sync->refreshSupported
-            ? QStringLiteral("the guest did not answer the refresh request after the drained input")
-            : QStringLiteral("the guest does not support refresh requests");
+        sync->rungsAsked
+            ? QStringLiteral("the guest answered none of the requests after the drained input")
+            : QStringLiteral("the guest's server advertises none of the requests it could answer");
     record(
         QStringLiteral("guest_unconfirmed"),
         QJsonObject{{QStringLiteral("why"), why},

@@ -4,6 +4,8 @@
 #include "privacy/CredentialNeedles.h"
 #include "readerwire/SandboxReport.h"
 
+#include <QJsonArray>
+
 namespace gc::entry {
 
 QJsonObject refusalCounts(const QMap<Refusal, quint64>& counts) {
@@ -112,9 +114,20 @@ QJsonObject guestSync(const Outcome<SyncResult>& sync) {
   QJsonObject entry{{QStringLiteral("result"), sync.ok() ? QStringLiteral("ok") : refusalName(sync.code())}};
   if (sync.ok()) {
     entry.insert(QStringLiteral("confirmed_by"), syncConfirmationName(sync->confirmedBy));
-    entry.insert(QStringLiteral("refresh_rect"), !sync->refreshSupported ? QStringLiteral("not_supported")
-                                                 : sync->answered        ? QStringLiteral("answered")
-                                                                         : QStringLiteral("unanswered"));
+    // Each rung: what it did in this sync.
+    QJsonObject rungs;
+    for (const SyncConfirmation rung :
+         {SyncConfirmation::RefreshRect, SyncConfirmation::SuppressOutput, SyncConfirmation::GfxCaps}) {
+      const quint8 bit = syncRungBit(rung);
+      rungs.insert(syncConfirmationName(rung),
+                   !(sync->rungsOffered & bit)                   ? QStringLiteral("not_supported")
+                   : sync->answered && sync->confirmedBy == rung ? QStringLiteral("answered")
+                   : sync->rungsAsked & bit                      ? QStringLiteral("unanswered")
+                   : sync->rungsSkipped & bit                    ? QStringLiteral("skipped_unanswered_before")
+                                                                 : QStringLiteral("not_asked"));
+    }
+    entry.insert(QStringLiteral("rungs"), rungs);
+    entry.insert(QStringLiteral("refresh_rect"), rungs.value(QStringLiteral("refresh_rect")));
     if (sync->answered)
       entry.insert(QStringLiteral("answer_ms"), sync->answerMs);
     entry.insert(QStringLiteral("settled"), sync->settled);
@@ -124,7 +137,14 @@ QJsonObject guestSync(const Outcome<SyncResult>& sync) {
 }
 
 QJsonObject lockConfirmation(const SyncResult& sync, Grant::Lock::Confirmation required) {
+  QJsonArray asked;
+  for (const SyncConfirmation rung :
+       {SyncConfirmation::RefreshRect, SyncConfirmation::SuppressOutput, SyncConfirmation::GfxCaps}) {
+    if (sync.rungsAsked & syncRungBit(rung))
+      asked.append(syncConfirmationName(rung));
+  }
   QJsonObject confirmation{{QStringLiteral("by"), syncConfirmationName(sync.confirmedBy)},
+                           {QStringLiteral("asked"), asked},
                            {QStringLiteral("required"), Grant::Lock::confirmationName(required)},
                            {QStringLiteral("settled"), sync.settled},
                            {QStringLiteral("ms"), sync.elapsedMs}};

@@ -17,36 +17,91 @@ GuestSync::GuestSync(QObject* parent) : QObject(parent) {
 
 GuestSync::~GuestSync() = default;
 
-void GuestSync::arm(QRect area, bool refreshSupported, Timing timing, Done done) {
+void GuestSync::setAsk(Ask ask, Asked asked) {
+  m_ask = std::move(ask);
+  m_asked = std::move(asked);
+}
+
+void GuestSync::start(QRect area, quint8 offered, Timing timing, Done done) {
   cancel();
   m_timing = timing;
   m_result = Result{};
-  m_result.refreshSupported = refreshSupported;
+  m_result.refreshSupported = offered & syncRungBit(Confirmation::RefreshRect);
+  m_result.rungsOffered = offered;
+  // Rungs unanswered before are left out while another remains to ask: when every rung the
+  // server offers went unanswered (a guest frozen at an earlier lock), all are asked again.
+  m_skip = (offered & ~m_unanswered) ? quint8(offered & m_unanswered) : quint8(0);
+  m_result.rungsSkipped = m_skip;
+  m_next = quint8(Confirmation::RefreshRect);
+  m_rung = Confirmation::SettleOnly;
   m_armedAt = Clock::now();
   m_done = std::move(done);
-  std::lock_guard lock(m_mutex);
-  m_area = area;
-  m_pending = refreshSupported;
-  m_answered = false;
-  m_lastChange = m_armedAt;
-}
-
-void GuestSync::begin() {
-  if (m_done)
+  {
+    std::lock_guard lock(m_mutex);
+    m_area = area;
+    m_pending = Confirmation::SettleOnly;
+    m_answered = false;
+    m_lastChange = m_armedAt;
+  }
+  if (askNext())
     evaluate();
 }
 
-void GuestSync::fail(const Failure& failure) {
-  if (m_done)
-    finish(failure);
+bool GuestSync::askNext() {
+  m_rung = Confirmation::SettleOnly;
+  while (m_next <= quint8(Confirmation::GfxCaps)) {
+    const auto rung = Confirmation(m_next++);
+    const quint8 bit = syncRungBit(rung);
+    if (!(m_result.rungsOffered & bit) || (m_skip & bit))
+      continue;
+    m_rung = rung;
+    m_rungAt = Clock::now();
+    m_result.rungsAsked |= bit;
+    m_asking = true;
+    if (!m_ask || !m_ask(rung)) {
+      finish(Failure{Refusal::DrainFailed,
+                     QStringLiteral("the %1 request could not be written").arg(confirmationName(rung))});
+      return false;
+    }
+    return true;
+  }
+  endRung(); // the ladder is climbed: nothing pending any more
+  return true;
 }
 
 void GuestSync::cancel() {
   m_timer.stop();
   ++m_round; // drops wake-ups already posted
   m_done = nullptr;
+  {
+    std::lock_guard lock(m_mutex);
+    m_pending = Confirmation::SettleOnly;
+  }
+  endRung();
+}
+
+bool GuestSync::rungPending() const {
   std::lock_guard lock(m_mutex);
-  m_pending = false;
+  return m_pending != Confirmation::SettleOnly;
+}
+
+void GuestSync::armRung(Confirmation rung) {
+  std::lock_guard lock(m_mutex);
+  m_pending = rung;
+}
+
+void GuestSync::endRung() {
+  if (!m_asking)
+    return;
+  m_asking = false;
+  // From the event loop: the Asked takes RdpSession's locks, which a caller may hold.
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        if (m_asked)
+          m_asked();
+      },
+      Qt::QueuedConnection);
 }
 
 void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
@@ -56,13 +111,14 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
     const auto now = Clock::now();
     if (changed)
       m_lastChange = now;
-    if (m_pending) {
-      // The answer covers the whole area; damage that only touches it is not the answer.
+    if (m_pending == Confirmation::RefreshRect || m_pending == Confirmation::SuppressOutput) {
+      // The answer covers the whole area; damage that only touches it is not the answer. A
+      // late answer to an earlier rung passes for this one's: it too came after the input.
       QRegion covered;
       for (const QRect& r : rects)
         covered += r.intersected(m_area);
       if (covered == QRegion(m_area)) {
-        m_pending = false;
+        m_pending = Confirmation::SettleOnly;
         m_answered = true;
         m_answeredAt = now;
         answered = true;
@@ -71,6 +127,18 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
   }
   if (answered)
     wake();
+}
+
+void GuestSync::noteCapsConfirm() {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_pending != Confirmation::GfxCaps)
+      return;
+    m_pending = Confirmation::SettleOnly;
+    m_answered = true;
+    m_answeredAt = Clock::now();
+  }
+  wake();
 }
 
 void GuestSync::noteSessionEnded() {
@@ -113,17 +181,33 @@ void GuestSync::evaluate() {
     return finish(Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")});
   const auto now = Clock::now();
   const auto until = m_armedAt + m_timing.deadline;
-  if (answered && m_result.answerMs < 0)
-    m_result.answerMs = duration_cast<milliseconds>(answeredAt - m_armedAt).count();
+  if (answered && m_result.answerMs < 0) {
+    m_result.answerMs = duration_cast<milliseconds>(answeredAt - m_rungAt).count();
+    m_result.confirmedBy = m_rung;
+    m_unanswered &= quint8(~syncRungBit(m_rung)); // it answers after all: asked again next time
+    endRung();
+  }
   m_result.answered = answered;
-  m_result.confirmedBy = answered ? Confirmation::RefreshRect : Confirmation::SettleOnly;
   m_result.elapsedMs = duration_cast<milliseconds>(now - m_armedAt).count();
 
-  // 1. The answer, for a bounded time.
-  if (m_result.refreshSupported && !answered) {
-    const auto giveUp = std::min(m_armedAt + m_timing.answerWait, until);
+  // 1. The rung's answer, for a bounded time; then the next rung.
+  if (!answered && m_rung != Confirmation::SettleOnly) {
+    const auto giveUp = std::min(m_rungAt + m_timing.answerWait, until);
     if (now < giveUp)
       return scheduleAt(giveUp);
+    if (now >= m_rungAt + m_timing.answerWait)
+      m_unanswered |= syncRungBit(m_rung);
+    {
+      std::lock_guard lock(m_mutex);
+      m_pending = Confirmation::SettleOnly;
+    }
+    if (now < until) {
+      if (askNext())
+        evaluate();
+      return;
+    }
+    m_rung = Confirmation::SettleOnly;
+    endRung();
   }
   // 2. The settle: required without an answer, best effort after one.
   const auto quietAt = lastChange + m_timing.quiet;
@@ -135,8 +219,8 @@ void GuestSync::evaluate() {
     if (answered)
       return finish(m_result); // an animated desktop never settles; the answer confirmed the input
     return finish(Failure{Refusal::DrainTimeout,
-                          m_result.refreshSupported
-                              ? QStringLiteral("the guest neither answered the refresh request nor settled")
+                          m_result.rungsAsked
+                              ? QStringLiteral("the guest neither answered a request nor settled")
                               : QStringLiteral("the guest's screen did not settle")});
   }
   scheduleAt(std::min(quietAt, until)); // a later change moves quietAt on: re-checked then

@@ -1,23 +1,32 @@
 // GuestSync: the guest sync of the lock (DESIGN.md §6), as asynchronous state. "Written and
 // flushed" only means the drained input left this process; a slow guest (or QEMU's user
 // networking) can still hold it, and Capture Desktop must not start before the guest has
-// processed and shown it. The round trip: a Refresh Rect request for a small area, which the
-// guest's RDP server handles in order after the input PDUs before it, answered by an update
-// that covers the WHOLE area and arrives after the request (an update that merely touches
-// it is ordinary damage, not the answer). Then `quiet` without a changed pixel means the
-// screen settled (not required after an answer: an animated desktop never settles).
+// processed and shown it. The round trip is a ladder of requests the guest's RDP server
+// handles in order after the input PDUs before it, each answered by something that arrives
+// after the request; the first answer ends the asking:
+//   refresh_rect     Refresh Rect for a small corner (if the server advertised it), answered
+//                    by an update that covers the WHOLE corner (an update that merely touches
+//                    it is ordinary damage, not the answer);
+//   suppress_output  Suppress Output allow=0 then allow=1 with the desktop (if advertised),
+//                    answered the same way: the repaint covers the corner;
+//   gfx_caps         over RDPGFX only: the connect's CapsAdvertise again, answered by a
+//                    CapsConfirm naming one of the sets offered (MS-RDPEGFX 3.2.5.18 obliges it).
+// Each rung waits answerWait. A rung that went unanswered is remembered for the session and
+// skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
+// shadow and GRD) cost the wait once. Then `quiet` without a changed pixel means the screen
+// settled (not required after an answer: an animated desktop never settles).
 //
-// A server that does not support Refresh Rect, or advertises it and never answers (some
-// implement only Suppress Output), gets the quiet-screen settle alone after a bounded wait
-// for the answer: confirmed by "settle_only". Without an answer the settle is required:
-// DRAIN_TIMEOUT when the screen does not settle by the deadline; DRAIN_FAILED when the
-// session ends.
+// A server that answers no rung gets the quiet-screen settle alone: confirmed by
+// "settle_only", which the console refuses unless the grant opts in. Without an answer the
+// settle is required: DRAIN_TIMEOUT when the screen does not settle by the deadline;
+// DRAIN_FAILED when the session ends or a request cannot be written.
 //
-// Thread affinity: the object lives on the main thread (arm/begin/cancel, the timer, the
-// done callback). noteUpdate() and noteSessionEnded() run on the RDP worker, inside
-// FreeRDP's update processing. m_mutex is a leaf; arm() is called under RdpSession's
-// m_ioMutex, which the worker's update processing also holds, so an update is either wholly
-// before the request or wholly after it.
+// Thread affinity: the object lives on the main thread (start/cancel, the timer, the done
+// callback, the Ask). noteUpdate(), noteCapsConfirm() and noteSessionEnded() run on the RDP
+// worker, inside FreeRDP's update processing. m_mutex is a leaf; the Ask calls armRung()
+// under RdpSession's m_ioMutex right before it writes the request, and the worker's update
+// processing holds m_ioMutex too, so an update is either wholly before the request or wholly
+// after it.
 #pragma once
 
 #include "common/Outcome.h"
@@ -45,41 +54,64 @@ public:
   using Result = SyncResult;
   using Done = std::function<void(const Outcome<Result>&)>;
 
+  // Writes `rung`'s request (under m_ioMutex, calling armRung() first); false when it could
+  // not be written. `asked`: the ladder has no request pending any more (the pacer's own
+  // Suppress Output, held back meanwhile, may go). Both on the main thread.
+  using Ask = std::function<bool(Confirmation rung)>;
+  using Asked = std::function<void()>;
+
   explicit GuestSync(QObject* parent = nullptr);
   ~GuestSync() override;
 
-  // Main thread, under RdpSession's m_ioMutex, right before the request is written: a new
-  // round for `area`. A running round is cancelled first.
-  void arm(QRect area, bool refreshSupported, Timing timing, Done done);
-  // Main thread, once the request is out: evaluation starts (it may finish at once).
-  void begin();
-  // Main thread: ends the round with `failure` (the request could not be written).
-  void fail(const Failure& failure);
+  void setAsk(Ask ask, Asked asked);
+
+  // Main thread: a new round, the corner `area` watched, `offered` the rungs the server
+  // advertised (syncRungBit set). A running round is cancelled first. The first request
+  // goes out from here (a write that fails calls `done` at once).
+  void start(QRect area, quint8 offered, Timing timing, Done done);
   // Main thread: ends the round without calling done.
   void cancel();
   bool active() const { return bool(m_done); }
+  // Any thread: a rung's request is out and unanswered (the pacer must not send its own
+  // Suppress Output: the repaint would pass for the answer).
+  bool rungPending() const;
+
+  // Under m_ioMutex, from the Ask, right before the request is written.
+  void armRung(Confirmation rung);
 
   // RDP worker: one processed update (its invalid rectangles; `changed`: a pixel changed).
   void noteUpdate(std::span<const QRect> rects, bool changed);
+  // RDP worker: a CapsConfirm the gfx client accepted as the answer to a re-advertise.
+  void noteCapsConfirm();
   // RDP worker, as its last act: the session is gone.
   void noteSessionEnded();
 
 private:
   void evaluate();
+  bool askNext(); // false: the request could not be written (the round is finished)
   void finish(const Outcome<Result>& outcome);
   void wake(); // any thread: evaluate soon on the main thread
   void scheduleAt(Clock::time_point when);
+  void endRung();
 
   QTimer m_timer;
+  Ask m_ask;
+  Asked m_asked;
   Done m_done;
   Timing m_timing;
   Result m_result;
   Clock::time_point m_armedAt;
+  Clock::time_point m_rungAt; // the current rung's request
+  Confirmation m_rung = Confirmation::SettleOnly;
+  quint8 m_unanswered = 0; // rungs that went unanswered at a lock of this session
+  quint8 m_skip = 0;       // those left out of this round
+  quint8 m_next = 0;       // the next rung to consider
+  bool m_asking = false;   // a rung was asked and the ladder has not ended
   std::atomic<quint64> m_round{0};
 
-  std::mutex m_mutex; // a leaf; guards the fields below
+  mutable std::mutex m_mutex; // a leaf; guards the fields below
   QRect m_area;
-  bool m_pending = false;
+  Confirmation m_pending = Confirmation::SettleOnly; // the rung awaiting its answer
   bool m_answered = false;
   bool m_ended = false;
   Clock::time_point m_answeredAt;

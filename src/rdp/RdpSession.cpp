@@ -257,6 +257,15 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
     timing.maxHeld = std::max<std::size_t>(1, FrontGuard::limitsFor(m_config).maxFramesInFlight / 2);
     m_pacer.setTiming(timing);
   }
+  // The lock's ladder: its requests, and the answer of its gfx_caps rung (worker, under
+  // m_ioMutex).
+  m_gfx->gfxChannel()->client().setCapsConfirmed([this] { m_guestSync.noteCapsConfirm(); });
+  m_guestSync.setAsk([this](SyncConfirmation rung) { return askGuest(rung); },
+                     [this] {
+                       std::lock_guard alive(m_lifecycleMutex);
+                       std::lock_guard ioLock(m_ioMutex);
+                       applySuppressOutput(); // what the ladder held back
+                     });
   m_gfx->gfxChannel()->client().setPacing([this](uint32_t) {
     m_pacer.noteHanded(m_handed);
     return m_pacer.ackNow(std::chrono::steady_clock::now(),
@@ -477,6 +486,10 @@ void RdpSession::applySuppressOutput() {
   const bool suppress = m_pacer.mode() == PacingMode::NoPanel;
   if (suppress == m_outputSuppressed)
     return;
+  // Not while the lock's ladder waits for its answer: the repaint would pass for it. The
+  // ladder's end applies it (GuestSync's Asked).
+  if (m_guestSync.rungPending())
+    return;
   // The server's General Capability Set said whether it takes the PDU (MS-RDPBCGR 2.2.7.1.1).
   if (!freerdp_settings_get_bool(m_context->settings, FreeRDP_SuppressOutput))
     return;
@@ -673,26 +686,28 @@ RdpSession::Finish RdpSession::finishGracefully(std::chrono::milliseconds bound)
 }
 
 void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) {
-  bool armed = false, requested = false;
+  bool connected = false;
+  QRect corner;
+  quint8 offered = 0;
   {
     std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
-    std::lock_guard io(m_ioMutex);               // after every input written before us
+    std::lock_guard io(m_ioMutex);
     if (m_state == State::Connected && !stopping() && m_context && !m_surface->size().isEmpty()) {
+      connected = true;
       const QRect desktop = m_surface->rect();
-      const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
-      const bool refresh = freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect);
-      m_guestSync.arm(corner, refresh, timing, std::move(done));
-      armed = requested = true;
-      if (refresh) {
-        // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
-        const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
-                                UINT16(corner.bottom())};
-        requested = m_context->update->RefreshRect(m_context, 1, &area);
-      }
+      corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+      // What the server's General Capability Set advertised (MS-RDPBCGR 2.2.7.1.1), and the
+      // pipeline once its caps are confirmed.
+      if (freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect))
+        offered |= syncRungBit(SyncConfirmation::RefreshRect);
+      if (freerdp_settings_get_bool(m_context->settings, FreeRDP_SuppressOutput))
+        offered |= syncRungBit(SyncConfirmation::SuppressOutput);
+      if (gfx::GfxChannel* channel = m_gfx->gfxChannel(); channel && channel->client().front().caps())
+        offered |= syncRungBit(SyncConfirmation::GfxCaps);
     }
   }
-  if (!armed) {
-    // Not armed: the session is gone. From the event loop, like every other outcome.
+  if (!connected) {
+    // The session is gone. From the event loop, like every other outcome.
     QMetaObject::invokeMethod(
         this,
         [done = std::move(done)] {
@@ -701,10 +716,42 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
         Qt::QueuedConnection);
     return;
   }
-  if (!requested)
-    return m_guestSync.fail(
-        Failure{Refusal::DrainFailed, QStringLiteral("the refresh request could not be written")});
-  m_guestSync.begin();
+  m_guestSync.start(corner, offered, timing, std::move(done));
+}
+
+bool RdpSession::askGuest(SyncConfirmation rung) {
+  std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
+  std::lock_guard io(m_ioMutex);               // after every input written before us
+  if (m_state != State::Connected || stopping() || !m_context || !m_context->update ||
+      ending() != Ending::Running)
+    return false;
+  const QRect desktop = m_surface->rect();
+  const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+  m_guestSync.armRung(rung);
+  switch (rung) {
+  case SyncConfirmation::RefreshRect: {
+    // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
+    const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
+                            UINT16(corner.bottom())};
+    return m_context->update->RefreshRect(m_context, 1, &area);
+  }
+  case SyncConfirmation::SuppressOutput: {
+    // Off, then on with the whole desktop: the server sends it again (MS-RDPBCGR 2.2.11.3.1).
+    // The pacer's own state is what the server now has: output allowed.
+    const RECTANGLE_16 area{0, 0, UINT16(desktop.right()), UINT16(desktop.bottom())};
+    const bool written = m_context->update->SuppressOutput(m_context, 0, nullptr) &&
+                         m_context->update->SuppressOutput(m_context, 1, &area);
+    m_outputSuppressed = false;
+    return written;
+  }
+  case SyncConfirmation::GfxCaps: {
+    gfx::GfxChannel* channel = m_gfx->gfxChannel();
+    return channel && channel->client().readvertise();
+  }
+  case SyncConfirmation::SettleOnly:
+    break;
+  }
+  return false;
 }
 
 void RdpSession::reapWorker() {

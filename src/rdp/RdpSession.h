@@ -107,11 +107,12 @@ public:
   };
   Finish finishGracefully(std::chrono::milliseconds bound);
 
-  // The lock's guest sync (GuestSync): a Refresh Rect request for the desktop's bottom-right
-  // 16x16 corner, written after every input already sent, then the answer and/or the settle,
-  // evaluated on the main thread while the event loop runs. Returns at once; `done` is called
-  // once on the main thread (DRAIN_FAILED at once, from the event loop, when the session is
-  // gone or the request cannot be written), unless cancelGuestSync() comes first.
+  // The lock's guest sync (GuestSync): the ladder of requests the server advertised (Refresh
+  // Rect for the desktop's bottom-right 16x16 corner, Suppress Output off/on, the RDPGFX
+  // CapsAdvertise again), each written after every input already sent, then the answer
+  // and/or the settle, evaluated on the main thread while the event loop runs. Returns at once; `done` is
+  // called once on the main thread (DRAIN_FAILED at once, from the event loop, when the session is gone or
+  // the request cannot be written), unless cancelGuestSync() comes first.
   void startGuestSync(GuestSync::Timing timing, GuestSync::Done done);
   void cancelGuestSync() { m_guestSync.cancel(); }
 
@@ -269,6 +270,8 @@ private:
   void releaseDueAcknowledgements();
   // Under m_ioMutex, connected: Suppress Output matching the pacing mode, if it changed.
   void applySuppressOutput();
+  // The ladder's request for `rung` (GuestSync::Ask): main thread, takes the locks.
+  bool askGuest(SyncConfirmation rung);
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;

@@ -34,7 +34,17 @@ bool allSanitised(const QStringList& names) {
 } // namespace
 
 QString syncConfirmationName(SyncConfirmation c) {
-  return c == SyncConfirmation::RefreshRect ? QStringLiteral("refresh_rect") : QStringLiteral("settle_only");
+  switch (c) {
+  case SyncConfirmation::RefreshRect:
+    return QStringLiteral("refresh_rect");
+  case SyncConfirmation::SuppressOutput:
+    return QStringLiteral("suppress_output");
+  case SyncConfirmation::GfxCaps:
+    return QStringLiteral("gfx_caps");
+  case SyncConfirmation::SettleOnly:
+    break;
+  }
+  return QStringLiteral("settle_only");
 }
 
 QString pacingModeName(PacingMode mode) {

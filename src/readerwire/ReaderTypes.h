@@ -97,15 +97,28 @@ struct SyncTiming {
   std::chrono::milliseconds quiet{200};       // no changed pixel for this long = settled
   std::chrono::milliseconds answerWait{1500}; // then an unanswered request falls back to the settle
 };
-enum class SyncConfirmation { RefreshRect, SettleOnly };
-QString syncConfirmationName(SyncConfirmation c); // "refresh_rect", "settle_only"
+// What confirmed the drained input: one of the ladder's rungs (GuestSync), each a request the
+// guest's server must answer after the input before it, or the quiet screen alone. The values
+// are the wire's (an unknown byte is refused, never mapped).
+enum class SyncConfirmation : quint8 { SettleOnly = 0, RefreshRect = 1, SuppressOutput = 2, GfxCaps = 3 };
+// "settle_only", "refresh_rect", "suppress_output", "gfx_caps"
+QString syncConfirmationName(SyncConfirmation c);
+// The rungs as bits of SyncResult's sets (SettleOnly is no rung).
+constexpr quint8 syncRungBit(SyncConfirmation c) {
+  return c == SyncConfirmation::SettleOnly ? quint8(0) : quint8(1u << (quint8(c) - 1));
+}
 struct SyncResult {
   bool refreshSupported = false;
   bool answered = false;
   bool settled = false;
   SyncConfirmation confirmedBy = SyncConfirmation::SettleOnly;
-  qint64 answerMs = -1; // request → answer, when answered
+  qint64 answerMs = -1; // the confirming request → its answer, when answered
   qint64 elapsedMs = 0;
+  // Sets of syncRungBit(): the rungs the server advertised, those asked in this sync, and
+  // those left out because they went unanswered at an earlier lock of the session.
+  quint8 rungsOffered = 0;
+  quint8 rungsAsked = 0;
+  quint8 rungsSkipped = 0;
 };
 
 // The virtual channels of a session: static joined, the graphics pipeline, dynamic opened and

@@ -37,7 +37,8 @@ template <typename F> void nested(F& f, SyncTiming& t) {
   f(t.deadline, t.quiet, t.answerWait);
 }
 template <typename F> void nested(F& f, SyncResult& r) {
-  f(r.refreshSupported, r.answered, r.settled, r.confirmedBy, r.answerMs, r.elapsedMs);
+  f(r.refreshSupported, r.answered, r.settled, r.confirmedBy, r.answerMs, r.elapsedMs, r.rungsOffered,
+    r.rungsAsked, r.rungsSkipped);
 }
 template <typename F> void nested(F& f, Failure& failure) {
   f(failure.code, failure.message);
@@ -74,7 +75,7 @@ private:
     QString name = refusalName(v);
     one(name);
   }
-  void one(SyncConfirmation& v) { integer<quint8>(v == SyncConfirmation::RefreshRect ? 1 : 0); }
+  void one(SyncConfirmation& v) { integer<quint8>(quint8(v)); }
   void one(PacingMode& v) { integer<quint8>(quint8(v)); }
   void raw(QByteArrayView bytes) {
     integer<quint32>(quint32(bytes.size()));
@@ -233,9 +234,9 @@ private:
   }
   void one(SyncConfirmation& v) {
     quint8 b = 0;
-    if (integer(b) && b > 1)
+    if (integer(b) && b > quint8(SyncConfirmation::GfxCaps))
       fail(QStringLiteral("an unknown confirmation"));
-    v = b == 1 ? SyncConfirmation::RefreshRect : SyncConfirmation::SettleOnly;
+    v = b <= quint8(SyncConfirmation::GfxCaps) ? SyncConfirmation(b) : SyncConfirmation::SettleOnly;
   }
   void one(PacingMode& v) {
     quint8 b = 0;

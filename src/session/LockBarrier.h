@@ -59,9 +59,10 @@ public:
   // READ_ONLY with the guest sync under way.
   bool syncing() const { return m_syncing; }
 
-  // How the guest confirmed the drained input ({"by": "refresh_rect"|"settle_only", …}), as
-  // the sync's owner noted it before calling done(); empty before a sync ended. The
-  // request_lock reply, the capture and the receipt carry it.
+  // How the guest confirmed the drained input ({"by":
+  // "refresh_rect"|"suppress_output"|"gfx_caps"|"settle_only", "asked": […], …}), as the sync's owner noted
+  // it before calling done(); empty before a sync ended. The request_lock reply, the capture and the receipt
+  // carry it.
   void noteConfirmation(QJsonObject confirmation) { m_confirmation = std::move(confirmation); }
   const QJsonObject& confirmation() const { return m_confirmation; }
 

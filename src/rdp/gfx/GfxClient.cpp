@@ -32,6 +32,14 @@ bool GfxClient::opened(Write write) {
   return m_write && m_write(advertise);
 }
 
+bool GfxClient::readvertise() {
+  if (!m_write || m_violation || !m_front.caps())
+    return false;
+  m_front.expectCapsConfirm();
+  const std::vector<uint8_t> advertise = encodeCapsAdvertise();
+  return m_write(advertise);
+}
+
 void GfxClient::closed() {
   m_table.clear();
   m_codecs.reset();
@@ -171,7 +179,11 @@ Checked<Ok> GfxClient::execute(const Pdu& pdu) {
     return Ok{};
   }
   if (const auto* p = std::get_if<ResetGraphics>(&pdu)) {
-    if (!m_table.resetDesktop(QSize(int(p->width), int(p->height))))
+    std::vector<uint16_t> progressive;
+    const bool fits = m_table.resetDesktop(QSize(int(p->width), int(p->height)), progressive);
+    for (const uint16_t id : progressive)
+      m_codecs.deleteSurface(id);
+    if (!fits)
       return Violation::resource("rdpgfx.ResetGraphics", "desktop beyond the surface of record");
     m_codecs.resetGraphics();
     return Ok{};
@@ -183,6 +195,8 @@ Checked<Ok> GfxClient::execute(const Pdu& pdu) {
   if (const auto* p = std::get_if<CapsConfirm>(&pdu)) {
     if (m_report)
       m_report->noteGfxCapsVersion(p->version);
+    if (m_capsConfirmed)
+      m_capsConfirmed();
     return Ok{};
   }
   // StartFrame, DeleteEncodingContext: nothing to execute (the front keeps the frame).

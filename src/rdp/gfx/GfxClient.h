@@ -44,6 +44,11 @@ public:
 
   // The channel opened: writes go through `write`; sends CapsAdvertise.
   bool opened(Write write);
+  // The same CapsAdvertise again (the lock's gfx_caps rung): the server must answer it with a
+  // CapsConfirm, after which `capsConfirmed` is called. Any other content would be a new
+  // negotiation (GRD ends the session on a reduced list). False: not open or not written.
+  bool readvertise();
+  void setCapsConfirmed(std::function<void()> confirmed) { m_capsConfirmed = std::move(confirmed); }
   // One message the channel received (RDP_SEGMENTED_DATA).
   front::Checked<front::Ok> receive(std::span<const uint8_t> message);
   // The channel closed: everything the guest made us hold is zeroed and freed.
@@ -78,6 +83,7 @@ private:
   CodecDispatch m_codecs;
   std::function<void()> m_frameEnded;
   std::function<void()> m_frameBegan;
+  std::function<void()> m_capsConfirmed;
   ChannelReport* m_report;
   AckNow m_ackNow;
   Write m_write;

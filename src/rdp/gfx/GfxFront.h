@@ -50,12 +50,18 @@ public:
   bool inFrame() const { return m_inFrame; }
   std::optional<CapsSet> caps() const { return m_caps; }
 
+  // The client advertised its caps again: one more CapsConfirm is the answer, not a
+  // violation (MS-RDPEGFX 3.2.5.18: the server answers every CapsAdvertise).
+  void expectCapsConfirm() { m_confirmExpected = true; }
+  bool capsConfirmExpected() const { return m_confirmExpected; }
+
   // The channel closed: a new one starts with caps again.
   void reset();
 
 private:
   front::Limits m_limits;
   std::optional<CapsSet> m_caps;
+  bool m_confirmExpected = false;
   bool m_inFrame = false;
   uint32_t m_frameId = 0;
   uint32_t m_unacked = 0;

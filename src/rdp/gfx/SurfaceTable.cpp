@@ -135,13 +135,15 @@ void SurfaceTable::mapToOutput(uint16_t id, QPoint origin) {
   propagate(*s, s->rect());
 }
 
-bool SurfaceTable::resetDesktop(QSize size) {
-  for (auto& [id, s] : m_surfaces) {
-    if (s.adopted && s.size != size) {
-      s.adopted = false; // its pixels went with the old desktop: it reads as black again
-      s.own.reset();
-    }
+bool SurfaceTable::resetDesktop(QSize size, std::vector<uint16_t>& progressive) {
+  // MS-RDPEGFX 3.3.5.14: a reset deletes every surface; the server creates and maps them
+  // again (shadow does after a second CapsConfirm). The cache stays.
+  for (const auto& [id, s] : m_surfaces) {
+    if (s.progressive)
+      progressive.push_back(id);
   }
+  m_surfaces.clear(); // own pixels zeroed by PixelBuffer
+  m_surfaceBytes = 0;
   if (!m_desktop.resize(size))
     return false;
   m_tileGrid = QSize((size.width() + kTile - 1) / kTile, (size.height() + kTile - 1) / kTile);

@@ -87,9 +87,9 @@ public:
   // Returns whether the surface had a progressive context (the codec's to delete).
   bool remove(uint16_t id);
   void mapToOutput(uint16_t id, QPoint origin);
-  // ResetGraphics: the desktop takes `size` (checked to fit); surfaces keep their mappings,
-  // an adopted surface of another size stops being the desktop.
-  bool resetDesktop(QSize size);
+  // ResetGraphics: every surface is deleted (`progressive` gets those that had a progressive
+  // context, the codec's to delete) and the desktop takes `size` (checked to fit).
+  bool resetDesktop(QSize size, std::vector<uint16_t>& progressive);
 
   bool fill(Surface& s, const QRect& area, uint32_t bgrx);
   bool write(Surface& s, const QRect& area, const uchar* src, qsizetype srcStride);

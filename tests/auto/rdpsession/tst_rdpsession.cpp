@@ -8,6 +8,7 @@
 #include "rdp/FrontGuard.h"
 #include "rdp/PointerEncoder.h"
 #include "rdp/RdpSession.h"
+#include "rdp/gfx/GfxCaps.h"
 #include "testguest/IdentityMarker.h"
 
 #include <QDir>
@@ -212,6 +213,8 @@ private slots:
   void syncWithGuestAnswersAfterEveryEarlierInput();
   void guestSyncNamesWhatConfirmedIt_data();
   void guestSyncNamesWhatConfirmedIt();
+  void guestSyncClimbsToTheRungTheGuestAnswers_data();
+  void guestSyncClimbsToTheRungTheGuestAnswers();
   void guestSyncLeavesTheEventLoopRunningAndCancels();
   void releaseHeldLeavesTheGuestNeutral();
   void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses_data();
@@ -890,6 +893,127 @@ void tst_RdpSession::guestSyncNamesWhatConfirmedIt() {
   if (!answered)
     QVERIFY(ms >= kAnswerWaitMs); // the bounded wait for the answer came first
   qInfo("FIGURE guest_sync_%s_ms %lld", qPrintable(mode), ms);
+}
+
+// The ladder: each rung the server advertised is asked in turn (refresh_rect, suppress_output,
+// gfx_caps over RDPGFX) until one is answered; the result names the rung, the rungs asked, and
+// at the next lock those that went unanswered are left out. A guest that answers none (frozen)
+// is confirmed by the settle alone, whatever the rungs, and asks every rung again next time.
+void tst_RdpSession::guestSyncClimbsToTheRungTheGuestAnswers_data() {
+  QTest::addColumn<bool>("gfx");
+  QTest::addColumn<QString>("refresh");
+  QTest::addColumn<QString>("suppress");
+  QTest::addColumn<QString>("readvertise");
+  QTest::addColumn<QString>("by");
+  QTest::addColumn<QStringList>("asked");
+  const QString R = QStringLiteral("refresh_rect"), S = QStringLiteral("suppress_output"),
+                G = QStringLiteral("gfx_caps");
+  QTest::newRow("refresh_rect (test guest, xrdp)") << false << "answer"
+                                                   << "ignore"
+                                                   << "confirm" << R << QStringList{R};
+  QTest::newRow("suppress_output") << false << "ignore"
+                                   << "repaint"
+                                   << "confirm" << S << QStringList{R, S};
+  QTest::newRow("gfx_caps, CapsConfirm alone (GRD)") << true << "ignore"
+                                                     << "ignore"
+                                                     << "confirm" << G << QStringList{R, S, G};
+  QTest::newRow("gfx_caps, CapsConfirm then reset and repaint (shadow)")
+      << true << "ignore"
+      << "ignore"
+      << "reset" << G << QStringList{R, S, G};
+  QTest::newRow("frozen, legacy") << false << "ignore"
+                                  << "ignore"
+                                  << "ignore"
+                                  << "settle_only" << QStringList{R, S};
+  QTest::newRow("frozen, RDPGFX") << true << "ignore"
+                                  << "ignore"
+                                  << "ignore"
+                                  << "settle_only" << QStringList{R, S, G};
+}
+void tst_RdpSession::guestSyncClimbsToTheRungTheGuestAnswers() {
+  QFETCH(bool, gfx);
+  QFETCH(QString, refresh);
+  QFETCH(QString, suppress);
+  QFETCH(QString, readvertise);
+  QFETCH(QString, by);
+  QFETCH(QStringList, asked);
+  GuestProcess guest;
+  RdpSession session;
+  QVERIFY(openInputSession(guest, session,
+                           gfx ? QStringList{QStringLiteral("--graphics"), QStringLiteral("gfx")}
+                               : QStringList{}));
+  QVERIFY(guest.waitForEvent(QStringLiteral("activated")));
+  if (gfx) {
+    QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxOpened, 15000);
+  }
+  // Everything the guest sent before the lock has been shown (a paint after its activation
+  // frame is): a late full frame cannot arrive after a request and pass for its answer.
+  QPoint probe(980, 700);
+  quint32 probeColour = 0x12AB34;
+  bool probeShown = false;
+  SessionFrames sessionFrames(session);
+  QObject::connect(&sessionFrames, &SessionFrames::frameUpdated, &session, [&](const FrameUpdate& u) {
+    probeShown = probeShown || (u.frame.pixel(probe) & 0xFFFFFF) == probeColour;
+  });
+  guest.command("{\"cmd\":\"paint\",\"x\":980,\"y\":700,\"w\":4,\"h\":4,\"color\":\"#12ab34\",\"id\":1}");
+  QTRY_VERIFY_WITH_TIMEOUT(probeShown, 15000);
+  guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(refresh).toUtf8());
+  guest.command(QStringLiteral("{\"cmd\":\"suppress\",\"mode\":\"%1\"}").arg(suppress).toUtf8());
+  guest.command(QStringLiteral("{\"cmd\":\"gfx_readvertise\",\"mode\":\"%1\"}").arg(readvertise).toUtf8());
+  QVERIFY(guest.waitForEvent(QStringLiteral("readvertise_mode")));
+  const auto names = [](quint8 set) {
+    QStringList out;
+    for (const SyncConfirmation c :
+         {SyncConfirmation::RefreshRect, SyncConfirmation::SuppressOutput, SyncConfirmation::GfxCaps}) {
+      if (set & syncRungBit(c))
+        out.append(syncConfirmationName(c));
+    }
+    return out;
+  };
+  constexpr int kAnswerWaitMs = 400;
+  const auto sync = syncOnce(session, timing(10000, 100, kAnswerWaitMs));
+
+  QVERIFY(sync.has_value());
+  QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+  QCOMPARE(GuestSync::confirmationName((*sync)->confirmedBy), by);
+  QCOMPARE((*sync)->answered, by != QLatin1String("settle_only"));
+  QCOMPARE(names((*sync)->rungsAsked), asked);
+  QCOMPARE(names((*sync)->rungsSkipped), QStringList{});
+  QVERIFY((*sync)->settled);
+  if ((*sync)->answered)
+    QVERIFY((*sync)->answerMs >= 0 && (*sync)->answerMs < kAnswerWaitMs);
+  if (gfx && asked.contains(QStringLiteral("gfx_caps"))) {
+    // The guest saw exactly one re-advertise, with the connect's list.
+    QVERIFY(guest.waitForEvent(QStringLiteral("gfx_readvertise")));
+    QCOMPARE(guest.events(QStringLiteral("gfx_readvertise")).size(), 1);
+    QCOMPARE(guest.events(QStringLiteral("gfx_readvertise")).first().value(QStringLiteral("sets")).toInt(),
+             int(gfx::advertisedCaps().size()));
+  }
+  if (readvertise == QLatin1String("reset")) {
+    // ResetGraphics deleted the surface; the guest created the same id again and repainted.
+    QVERIFY(guest.waitForEvent(QStringLiteral("gfx_surface"), 2));
+    QVERIFY(guest.events(QStringLiteral("gfx_surface")).last().value(QStringLiteral("restart")).toBool());
+  }
+  // The session is whole, and the picture still reaches the client after the rung.
+  probe = QPoint(500, 400);
+  probeColour = 0x56CD78;
+  probeShown = false;
+  guest.command("{\"cmd\":\"paint\",\"x\":500,\"y\":400,\"w\":4,\"h\":4,\"color\":\"#56cd78\",\"id\":7}");
+  QTRY_VERIFY_WITH_TIMEOUT(probeShown, 15000);
+
+  // The next lock leaves out the rungs that went unanswered, unless none was answered.
+  const auto again = syncOnce(session, timing(10000, 100, kAnswerWaitMs));
+  QVERIFY(again.has_value() && again->ok());
+  QCOMPARE(GuestSync::confirmationName((*again)->confirmedBy), by);
+  if ((*sync)->answered) {
+    QCOMPARE(names((*again)->rungsAsked), QStringList{by});
+    QCOMPARE(names((*again)->rungsSkipped), asked.mid(0, asked.size() - 1));
+  } else {
+    QCOMPARE(names((*again)->rungsAsked), asked);
+    QCOMPARE(names((*again)->rungsSkipped), QStringList{});
+  }
+  qInfo("FIGURE guest_sync ladder %s: %s after %lld ms (answer %lld ms), next lock %lld ms",
+        QTest::currentDataTag(), qPrintable(by), (*sync)->elapsedMs, (*sync)->answerMs, (*again)->elapsedMs);
 }
 
 // The sync is state, not a blocking call: the event loop runs while it waits (a timer fires),

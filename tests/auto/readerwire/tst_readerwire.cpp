@@ -85,6 +85,49 @@ private slots:
     QCOMPARE(s.result.answerMs, 42);
   }
 
+  // Every rung of the lock's ladder, and the rung sets, cross the wire as they are; a
+  // confirmation byte beyond the known ones is refused, not mapped onto one.
+  void syncConfirmationsSurviveTheWire_data() {
+    QTest::addColumn<int>("confirmation");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("settle_only") << int(SyncConfirmation::SettleOnly) << "settle_only";
+    QTest::newRow("refresh_rect") << int(SyncConfirmation::RefreshRect) << "refresh_rect";
+    QTest::newRow("suppress_output") << int(SyncConfirmation::SuppressOutput) << "suppress_output";
+    QTest::newRow("gfx_caps") << int(SyncConfirmation::GfxCaps) << "gfx_caps";
+  }
+  void syncConfirmationsSurviveTheWire() {
+    QFETCH(int, confirmation);
+    QFETCH(QString, name);
+    SyncDone sync;
+    sync.ok = true;
+    sync.result.confirmedBy = SyncConfirmation(confirmation);
+    sync.result.rungsOffered = 0x07;
+    sync.result.rungsAsked = 0x06;
+    sync.result.rungsSkipped = 0x01;
+    const SyncDone s = roundTrip(sync);
+    QCOMPARE(syncConfirmationName(s.result.confirmedBy), name);
+    QCOMPARE(s.result.rungsOffered, quint8(0x07));
+    QCOMPARE(s.result.rungsAsked, quint8(0x06));
+    QCOMPARE(s.result.rungsSkipped, quint8(0x01));
+  }
+  void refusesAnUnknownSyncConfirmation() {
+    SyncDone sync;
+    sync.ok = true;
+    sync.result.confirmedBy = SyncConfirmation::GfxCaps;
+    sync.result.answerMs = 0x0102030405060708; // the confirmation is the byte before it
+    QByteArray datagram = encode(FromReader(sync));
+    const QByteArray answer("\x08\x07\x06\x05\x04\x03\x02\x01", 8);
+    const qsizetype at = datagram.indexOf(answer);
+    QVERIFY(at > 0);
+    QCOMPARE(quint8(datagram[at - 1]), quint8(SyncConfirmation::GfxCaps));
+    QVERIFY(decodeFromReader(datagram).ok());
+    datagram[at - 1] = char(4);
+    const Outcome<FromReader> decoded = decodeFromReader(datagram);
+    QVERIFY(!decoded.ok());
+    QVERIFY2(decoded.failure().message.contains(QStringLiteral("unknown confirmation")),
+             qPrintable(decoded.failure().message));
+  }
+
   // Issue 25: the action's Unicode code units and horizontal wheel reach the reader intact.
   void actionInputSurvivesTheWire() {
     Unicode unicode;
