@@ -4,6 +4,7 @@
 #include <QRegion>
 
 #include <algorithm>
+#include <utility>
 
 namespace gc {
 
@@ -22,7 +23,7 @@ void GuestSync::setAsk(Ask ask, Asked asked) {
   m_asked = std::move(asked);
 }
 
-void GuestSync::start(QRect area, quint8 offered, Timing timing, Done done) {
+void GuestSync::start(QRect area, quint8 offered, bool suppressFirst, Timing timing, Done done) {
   cancel();
   m_timing = timing;
   m_result = Result{};
@@ -32,7 +33,10 @@ void GuestSync::start(QRect area, quint8 offered, Timing timing, Done done) {
   // server offers went unanswered (a guest frozen at an earlier lock), all are asked again.
   m_skip = (offered & ~m_unanswered) ? quint8(offered & m_unanswered) : quint8(0);
   m_result.rungsSkipped = m_skip;
-  m_next = quint8(Confirmation::RefreshRect);
+  m_order = suppressFirst
+                ? std::array{Confirmation::SuppressOutput, Confirmation::RefreshRect, Confirmation::GfxCaps}
+                : std::array{Confirmation::RefreshRect, Confirmation::SuppressOutput, Confirmation::GfxCaps};
+  m_next = 0;
   m_rung = Confirmation::SettleOnly;
   m_armedAt = Clock::now();
   m_done = std::move(done);
@@ -49,8 +53,8 @@ void GuestSync::start(QRect area, quint8 offered, Timing timing, Done done) {
 
 bool GuestSync::askNext() {
   m_rung = Confirmation::SettleOnly;
-  while (m_next <= quint8(Confirmation::GfxCaps)) {
-    const auto rung = Confirmation(m_next++);
+  while (m_next < m_order.size()) {
+    const Confirmation rung = m_order[m_next++];
     const quint8 bit = syncRungBit(rung);
     if (!(m_result.rungsOffered & bit) || (m_skip & bit))
       continue;
@@ -85,9 +89,10 @@ bool GuestSync::rungPending() const {
   return m_pending != Confirmation::SettleOnly;
 }
 
-void GuestSync::armRung(Confirmation rung) {
+void GuestSync::armRung(Confirmation rung, bool frameOpen) {
   std::lock_guard lock(m_mutex);
   m_pending = rung;
+  m_straddling = frameOpen;
 }
 
 void GuestSync::endRung() {
@@ -111,7 +116,10 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
     const auto now = Clock::now();
     if (changed)
       m_lastChange = now;
-    if (m_pending == Confirmation::RefreshRect || m_pending == Confirmation::SuppressOutput) {
+    // A frame that was open when the request went out began before it: what it covers was
+    // under way before the request (and maybe before the drained input), so it is no answer.
+    const bool straddled = std::exchange(m_straddling, false);
+    if (!straddled && (m_pending == Confirmation::RefreshRect || m_pending == Confirmation::SuppressOutput)) {
       // The answer covers the whole area; damage that only touches it is not the answer. A
       // late answer to an earlier rung passes for this one's: it too came after the input.
       QRegion covered;

@@ -11,6 +11,10 @@
 //                    answered the same way: the repaint covers the corner;
 //   gfx_caps         over RDPGFX only: the connect's CapsAdvertise again, answered by a
 //                    CapsConfirm naming one of the sets offered (MS-RDPEGFX 3.2.5.18 obliges it).
+// With the output suppressed (no panel), suppress_output comes first: its "on" is the
+// un-suppress the pacing held back since the lock began, so no repaint it brings was asked
+// for before the drained input. A frame open when a request went out began before it: its end
+// is no answer, whatever it covers.
 // Each rung waits answerWait. A rung that went unanswered is remembered for the session and
 // skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
 // shadow and GRD) cost the wait once. Then `quiet` without a changed pixel means the screen
@@ -36,6 +40,7 @@
 #include <QRect>
 #include <QTimer>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -66,9 +71,11 @@ public:
   void setAsk(Ask ask, Asked asked);
 
   // Main thread: a new round, the corner `area` watched, `offered` the rungs the server
-  // advertised (syncRungBit set). A running round is cancelled first. The first request
-  // goes out from here (a write that fails calls `done` at once).
-  void start(QRect area, quint8 offered, Timing timing, Done done);
+  // advertised (syncRungBit set). `suppressFirst`: the output is suppressed and is to be
+  // allowed again, so suppress_output is asked first (its allow is that un-suppress, written
+  // after the drained input). A running round is cancelled first. The first request goes out
+  // from here (a write that fails calls `done` at once).
+  void start(QRect area, quint8 offered, bool suppressFirst, Timing timing, Done done);
   // Main thread: ends the round without calling done.
   void cancel();
   bool active() const { return bool(m_done); }
@@ -76,10 +83,12 @@ public:
   // Suppress Output: the repaint would pass for the answer).
   bool rungPending() const;
 
-  // Under m_ioMutex, from the Ask, right before the request is written.
-  void armRung(Confirmation rung);
+  // Under m_ioMutex, from the Ask, right before the request is written; `frameOpen`: a frame
+  // of the guest's had begun and not ended (its end is no answer).
+  void armRung(Confirmation rung, bool frameOpen);
 
-  // RDP worker: one processed update (its invalid rectangles; `changed`: a pixel changed).
+  // RDP worker: one processed update or frame's end (its invalid rectangles, maybe none;
+  // `changed`: a pixel changed).
   void noteUpdate(std::span<const QRect> rects, bool changed);
   // RDP worker: a CapsConfirm the gfx client accepted as the answer to a re-advertise.
   void noteCapsConfirm();
@@ -103,15 +112,17 @@ private:
   Clock::time_point m_armedAt;
   Clock::time_point m_rungAt; // the current rung's request
   Confirmation m_rung = Confirmation::SettleOnly;
-  quint8 m_unanswered = 0; // rungs that went unanswered at a lock of this session
-  quint8 m_skip = 0;       // those left out of this round
-  quint8 m_next = 0;       // the next rung to consider
-  bool m_asking = false;   // a rung was asked and the ladder has not ended
+  quint8 m_unanswered = 0;               // rungs that went unanswered at a lock of this session
+  quint8 m_skip = 0;                     // those left out of this round
+  std::array<Confirmation, 3> m_order{}; // the rungs in the order asked
+  std::size_t m_next = 0;                // the next of m_order to consider
+  bool m_asking = false;                 // a rung was asked and the ladder has not ended
   std::atomic<quint64> m_round{0};
 
   mutable std::mutex m_mutex; // a leaf; guards the fields below
   QRect m_area;
   Confirmation m_pending = Confirmation::SettleOnly; // the rung awaiting its answer
+  bool m_straddling = false;                         // the frame open at the request has not ended yet
   bool m_answered = false;
   bool m_ended = false;
   Clock::time_point m_answeredAt;

@@ -486,6 +486,11 @@ void RdpSession::applySuppressOutput() {
   const bool suppress = m_pacer.mode() == PacingMode::NoPanel;
   if (suppress == m_outputSuppressed)
     return;
+  // Leaving NoPanel for the lock (Unpaced): the output is allowed again by the lock's guest
+  // sync, after the drained input (askGuest). Allowed now, before some of that input, the
+  // server's repaint could arrive after the sync's request and pass for its answer.
+  if (!suppress && m_pacer.mode() == PacingMode::Unpaced)
+    return;
   // Not while the lock's ladder waits for its answer: the repaint would pass for it. The
   // ladder's end applies it (GuestSync's Asked).
   if (m_guestSync.rungPending())
@@ -511,11 +516,11 @@ void RdpSession::desktopFrameBegan() {
 void RdpSession::desktopFrameEnded() {
   m_lease.frameEnded();
   const DesktopSurface::Note note = m_surface->takeNote();
-  // startGuestSync() arms its request under m_ioMutex, which this update holds: the frame is
-  // wholly before the request or wholly after it.
-  if (!note.touched.isEmpty())
-    m_guestSync.noteUpdate(std::span<const QRect>(note.touched.constData(), std::size_t(note.touched.size())),
-                           note.changed);
+  // The guest sync arms its request under m_ioMutex, which this update holds: the frame's
+  // end is wholly before the request or wholly after it (a frame open across the request is
+  // told apart by the sync: askGuest). Every frame's end, touched or not, closes that.
+  m_guestSync.noteUpdate(std::span<const QRect>(note.touched.constData(), std::size_t(note.touched.size())),
+                         note.changed);
   if (m_surface->hasChanges())
     sayFrameReady();
 }
@@ -689,6 +694,7 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
   bool connected = false;
   QRect corner;
   quint8 offered = 0;
+  bool suppressFirst = false;
   {
     std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
     std::lock_guard io(m_ioMutex);
@@ -704,6 +710,7 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
         offered |= syncRungBit(SyncConfirmation::SuppressOutput);
       if (gfx::GfxChannel* channel = m_gfx->gfxChannel(); channel && channel->client().front().caps())
         offered |= syncRungBit(SyncConfirmation::GfxCaps);
+      suppressFirst = m_outputSuppressed && m_pacer.mode() != PacingMode::NoPanel;
     }
   }
   if (!connected) {
@@ -716,7 +723,7 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
         Qt::QueuedConnection);
     return;
   }
-  m_guestSync.start(corner, offered, timing, std::move(done));
+  m_guestSync.start(corner, offered, suppressFirst, timing, std::move(done));
 }
 
 bool RdpSession::askGuest(SyncConfirmation rung) {
@@ -727,7 +734,16 @@ bool RdpSession::askGuest(SyncConfirmation rung) {
     return false;
   const QRect desktop = m_surface->rect();
   const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
-  m_guestSync.armRung(rung);
+  m_guestSync.armRung(rung, m_lease.frameOpen());
+  if (rung != SyncConfirmation::SuppressOutput && m_outputSuppressed &&
+      m_pacer.mode() != PacingMode::NoPanel) {
+    // The un-suppress held back since the lock began (applySuppressOutput), now after the
+    // drained input: a repaint it brings is as causal as the rung's answer.
+    const RECTANGLE_16 area{0, 0, UINT16(desktop.right()), UINT16(desktop.bottom())};
+    if (!m_context->update->SuppressOutput(m_context, 1, &area))
+      return false;
+    m_outputSuppressed = false;
+  }
   switch (rung) {
   case SyncConfirmation::RefreshRect: {
     // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.

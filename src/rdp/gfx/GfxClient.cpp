@@ -195,7 +195,9 @@ Checked<Ok> GfxClient::execute(const Pdu& pdu) {
   if (const auto* p = std::get_if<CapsConfirm>(&pdu)) {
     if (m_report)
       m_report->noteGfxCapsVersion(p->version);
-    if (m_capsConfirmed)
+    // The answer to the latest CapsAdvertise only (the server answers in order): one to an
+    // earlier re-advertise, from before a later lock's drained input, answers nothing now.
+    if (m_capsConfirmed && m_front.capsConfirmsExpected() == 0)
       m_capsConfirmed();
     return Ok{};
   }

@@ -229,7 +229,7 @@ struct Checker {
 
 void GfxFront::reset() {
   m_caps.reset();
-  m_confirmExpected = false;
+  m_confirmsExpected = 0;
   m_inFrame = false;
   m_frameId = 0;
   m_unacked = 0;
@@ -238,15 +238,16 @@ void GfxFront::reset() {
 Checked<Ok> GfxFront::check(const Pdu& pdu, const SurfaceTable& table) {
   if (const auto* confirm = std::get_if<CapsConfirm>(&pdu)) {
     constexpr std::string_view name = "rdpgfx.CapsConfirm";
-    if (m_caps && !m_confirmExpected)
+    if (m_caps && m_confirmsExpected == 0)
       return Violation::protocol(name, "second CapsConfirm");
     if (confirm->dataLength != 4)
       return Violation::protocol(name, "capsDataLength other than the set's");
     const std::optional<CapsSet> set = confirmedSet(confirm->version, confirm->flags);
     if (!set)
       return Violation::protocol(name, "a capability set never advertised");
+    if (m_caps)
+      --m_confirmsExpected;
     m_caps = set;
-    m_confirmExpected = false;
     return Ok{};
   }
   if (!m_caps && !std::holds_alternative<Refused>(pdu))

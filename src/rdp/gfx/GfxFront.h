@@ -51,9 +51,10 @@ public:
   std::optional<CapsSet> caps() const { return m_caps; }
 
   // The client advertised its caps again: one more CapsConfirm is the answer, not a
-  // violation (MS-RDPEGFX 3.2.5.18: the server answers every CapsAdvertise).
-  void expectCapsConfirm() { m_confirmExpected = true; }
-  bool capsConfirmExpected() const { return m_confirmExpected; }
+  // violation (MS-RDPEGFX 3.2.5.18: the server answers every CapsAdvertise). Counted: a
+  // re-advertise left unanswered at one lock may be answered after the next one's.
+  void expectCapsConfirm() { ++m_confirmsExpected; }
+  uint32_t capsConfirmsExpected() const { return m_confirmsExpected; }
 
   // The channel closed: a new one starts with caps again.
   void reset();
@@ -61,7 +62,7 @@ public:
 private:
   front::Limits m_limits;
   std::optional<CapsSet> m_caps;
-  bool m_confirmExpected = false;
+  uint32_t m_confirmsExpected = 0;
   bool m_inFrame = false;
   uint32_t m_frameId = 0;
   uint32_t m_unacked = 0;

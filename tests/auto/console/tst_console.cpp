@@ -546,23 +546,91 @@ private slots:
           sync.value(QStringLiteral("ms")).toInt());
   }
 
+  // With the default grant (the guest's confirmation required) the lock climbs the ladder to
+  // the rung the guest answers, and the evidence, the status and the capture name that rung.
+  void strictDefaultLocksByTheRungTheGuestAnswers_data() {
+    QTest::addColumn<QStringList>("guestArgs");
+    QTest::addColumn<QString>("refresh");
+    QTest::addColumn<QString>("suppress");
+    QTest::addColumn<QString>("by");
+    QTest::addColumn<QJsonObject>("rungs");
+    const QString R = QStringLiteral("refresh_rect"), S = QStringLiteral("suppress_output"),
+                  G = QStringLiteral("gfx_caps");
+    const QStringList gfx{QStringLiteral("--graphics"), QStringLiteral("gfx")};
+    // No panel: the output is suppressed, so suppress_output is asked first (its "on" is the
+    // un-suppress, after the drained input).
+    QTest::newRow("refresh_rect") << QStringList{} << "answer"
+                                  << "ignore" << R
+                                  << QJsonObject{{R, "answered"}, {S, "unanswered"}, {G, "not_supported"}};
+    QTest::newRow("suppress_output") << QStringList{} << "ignore"
+                                     << "repaint" << S
+                                     << QJsonObject{{R, "not_asked"}, {S, "answered"}, {G, "not_supported"}};
+    QTest::newRow("gfx_caps") << gfx << "ignore"
+                              << "ignore" << G
+                              << QJsonObject{{R, "unanswered"}, {S, "unanswered"}, {G, "answered"}};
+  }
+  void strictDefaultLocksByTheRungTheGuestAnswers() {
+    QFETCH(QStringList, guestArgs);
+    QFETCH(QString, refresh);
+    QFETCH(QString, suppress);
+    QFETCH(QString, by);
+    QFETCH(QJsonObject, rungs);
+    ConsoleRig rig;
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn, guestArgs), qPrintable(rig.failure));
+    QVERIFY(guestCaughtUp(rig));
+    rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(refresh).toUtf8());
+    rig.guest.command(QStringLiteral("{\"cmd\":\"suppress\",\"mode\":\"%1\"}").arg(suppress).toUtf8());
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("suppress_mode")));
+    rig.sendControl("{\"cmd\":\"lock\"}");
+    QVERIFY(rig.waitPhase(QStringLiteral("CAPTURING"), 15000));
+    const QJsonObject sync = evidenceEntries(rig, QStringLiteral("guest_sync")).value(0);
+    QCOMPARE(sync.value(QStringLiteral("result")).toString(), QStringLiteral("ok"));
+    QCOMPARE(sync.value(QStringLiteral("confirmed_by")).toString(), by);
+    QCOMPARE(sync.value(QStringLiteral("rungs")).toObject(), rungs);
+    const QJsonObject status = rig.console->actionService()->status();
+    const QJsonObject confirmation = status.value(QStringLiteral("lock_confirmation")).toObject();
+    QCOMPARE(confirmation.value(QStringLiteral("by")).toString(), by);
+    QCOMPARE(confirmation.value(QStringLiteral("required")).toString(), QStringLiteral("guest"));
+    QVERIFY(confirmation.value(QStringLiteral("asked")).toArray().contains(by));
+    QTRY_VERIFY(!rig.console->currentFrame().isNull());
+    QVERIFY(rig.console->actionService()->captureDesktop().ok());
+    const QJsonObject capture = evidenceEntries(rig, QStringLiteral("capture")).value(0);
+    QCOMPARE(
+        capture.value(QStringLiteral("lock_confirmation")).toObject().value(QStringLiteral("by")).toString(),
+        by);
+    rig.sendControl("{\"cmd\":\"close\"}");
+    QTRY_VERIFY(rig.finished);
+    qInfo("FIGURE strict lock by %s: guest sync %d ms (answer %d ms)", qPrintable(by),
+          sync.value(QStringLiteral("ms")).toInt(), sync.value(QStringLiteral("answer_ms")).toInt());
+  }
+
   // Issue 24.4: a guest that does not answer the lock's Refresh Rect has not shown that it
   // read the drained input (a frozen guest is quiet too): with the default grant the lock
   // fails closed GUEST_UNCONFIRMED, capture never starts, and the evidence says why.
   void refusedWithoutTheGuestsConfirmation_data() {
     QTest::addColumn<QString>("mode");
-    QTest::newRow("advertises, never answers") << "ignore";
-    QTest::newRow("damage over the corner") << "corner_damage";
+    QTest::addColumn<QStringList>("guestArgs");
+    QTest::newRow("advertises, never answers") << "ignore" << QStringList{};
+    QTest::newRow("damage over the corner") << "corner_damage" << QStringList{};
+    QTest::newRow("frozen on every rung, RDPGFX")
+        << "ignore" << QStringList{QStringLiteral("--graphics"), QStringLiteral("gfx")};
   }
   void refusedWithoutTheGuestsConfirmation() {
     QFETCH(QString, mode);
+    QFETCH(QStringList, guestArgs);
     ConsoleRig rig;
-    QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn), qPrintable(rig.failure));
+    QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn, guestArgs), qPrintable(rig.failure));
     QVERIFY(guestCaughtUp(rig));
     rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
-    QVERIFY(rig.guest.waitForEvent(QStringLiteral("refresh_mode")));
+    // The guest ignores Suppress Output by default; over RDPGFX it ignores the re-advertise
+    // too: it answers no rung.
+    rig.guest.command("{\"cmd\":\"gfx_readvertise\",\"mode\":\"ignore\"}");
+    QVERIFY(rig.guest.waitForEvent(QStringLiteral("readvertise_mode")));
     rig.sendControl("{\"cmd\":\"lock\"}");
-    QVERIFY(rig.waitPhase(QStringLiteral("CLOSED"), 30000));
+    QVERIFY2(rig.waitPhase(QStringLiteral("CLOSED"), 30000),
+             QJsonDocument(evidenceEntries(rig, QStringLiteral("guest_sync")).value(0))
+                 .toJson(QJsonDocument::Compact)
+                 .constData());
     QVERIFY(rig.waitControl(QStringLiteral("closed"), 1, 30000));
     for (const QJsonObject& phase : rig.controlEvents(QStringLiteral("phase")))
       QVERIFY(phase.value(QStringLiteral("phase")).toString() != QStringLiteral("CAPTURING"));
@@ -570,6 +638,9 @@ private slots:
              QStringLiteral("GUEST_UNCONFIRMED"));
     const QJsonObject sync = evidenceEntries(rig, QStringLiteral("guest_sync")).value(0);
     QCOMPARE(sync.value(QStringLiteral("confirmed_by")).toString(), QStringLiteral("settle_only"));
+    for (const QJsonValue rung : sync.value(QStringLiteral("rungs")).toObject())
+      QVERIFY(rung.toString() == QLatin1String("unanswered") ||
+              rung.toString() == QLatin1String("not_supported"));
     const QJsonObject why = evidenceEntries(rig, QStringLiteral("guest_unconfirmed")).value(0);
     QCOMPARE(why.value(QStringLiteral("required")).toString(), QStringLiteral("guest"));
     QVERIFY(!why.value(QStringLiteral("why")).toString().isEmpty());

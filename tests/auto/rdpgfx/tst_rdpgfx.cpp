@@ -230,6 +230,8 @@ class tst_RdpGfx : public QObject {
   Q_OBJECT
 
 private slots:
+  void answersAReadvertiseWithOneCapsConfirm();
+  void resetGraphicsDeletesEverySurface();
   void refusesEachRuleBreach_data();
   void refusesEachRuleBreach();
   void refusesFramesBeyondTheInFlightBound();
@@ -782,6 +784,49 @@ void tst_RdpGfx::measuresTheProgressiveTileHashAt1080p() {
         "plain"
 #endif
   );
+}
+
+// The lock's gfx_caps rung: the connect's CapsAdvertise written again, byte for byte; the
+// server's CapsConfirm is its answer (reported once), and only as many as were asked for are
+// taken: one more is a violation, as before.
+void tst_RdpGfx::answersAReadvertiseWithOneCapsConfirm() {
+  Rig rig;
+  QVERIFY(rig.ready());
+  int confirmed = 0;
+  rig.client.setCapsConfirmed([&] { ++confirmed; });
+  QVERIFY(!rig.written.empty());
+  const Bytes first = rig.written.front();
+  QVERIFY(rig.client.readvertise());
+  QCOMPARE(rig.written.back(), first);
+  QVERIFY(rig.ok(capsConfirm(kCaps107, kCaps107Flags)));
+  QCOMPARE(confirmed, 1);
+  // Drawing goes on as before the answer.
+  QVERIFY(rig.ok(solidFill(1, 0x11, 0x22, 0x33, {{0, 0, 4, 4}})));
+  // Two re-advertises (the first unanswered at its lock): the late answer to the first is
+  // taken, not reported; the answer to the second is.
+  QVERIFY(rig.client.readvertise());
+  QVERIFY(rig.client.readvertise());
+  QVERIFY(rig.ok(capsConfirm(kCaps107, kCaps107Flags)));
+  QCOMPARE(confirmed, 1);
+  QVERIFY(rig.ok(capsConfirm(kCaps107, kCaps107Flags)));
+  QCOMPARE(confirmed, 2);
+  const auto r = rig.send(capsConfirm(kCaps107, kCaps107Flags));
+  QVERIFY(gc::front::isViolation(r));
+  QCOMPARE(std::get<Violation>(r).rule, std::string_view("second CapsConfirm"));
+}
+
+// ResetGraphics deletes every surface (MS-RDPEGFX): the server creates them again with the
+// same ids (shadow after a CapsConfirm), and what it draws reaches the desktop again.
+void tst_RdpGfx::resetGraphicsDeletesEverySurface() {
+  Rig rig;
+  QVERIFY(rig.ready());
+  QVERIFY(rig.ok(createSurface(2, 8, 8)));
+  QCOMPARE(rig.client.table().surfaceCount(), std::size_t(2));
+  QVERIFY(rig.ok(resetGraphics(kW, kH)));
+  QCOMPARE(rig.client.table().surfaceCount(), std::size_t(0));
+  QVERIFY(rig.ok(cat({createSurface(1, kW, kH), mapToOutput(1, 0, 0), startFrame(5),
+                      solidFill(1, 0x10, 0x20, 0x30, {{0, 0, 4, 4}}), endFrame(5)})));
+  QCOMPARE(rig.pixel(1, 1), quint32(0x102030));
 }
 
 void tst_RdpGfx::closeForgetsSurfacesCacheAndCaps() {
