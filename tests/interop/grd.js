@@ -241,8 +241,8 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     return { x: Number(pos[1]), y: Number(pos[2]), win: decodeXwd(shot.stdout) };
   };
 
-  // ---- the whole flow with lock.confirmation "settle" ---------------------------------------
-  const grant = L.grantWithAction(issueGrant(path.join(WORK, 'grant-grd.json'), ['--lock-confirmation', 'settle']),
+  // ---- the whole flow with the strict default: the lock ladder's gfx_caps rung confirms -------
+  const grant = L.grantWithAction(issueGrant(path.join(WORK, 'grant-grd.json'), []),
     { kinds: ['click', 'move', 'drag', 'scroll', 'key_chord', 'hold_key', 'type_text', 'wait', 'done', 'fail'], limits: { text_chars: 64, scroll_notches: 5 }, text_input: 'scancodes' }, signKey);
   const s = await openSession(grant);
   R.figures.open_to_setup_ms = s.setupMs;
@@ -290,7 +290,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   check('34.3', `typed words reach the xterm (through GRD, mutter's virtual keyboard and Xwayland; its shell wrote ~/typed): the first word lost its first ${lost} key(s) (what the session's first keys do on GRD; a suffix arrived), the second exactly`,
     R.typing.acked && lost !== null && second.line === TYPED, R.typing);
 
-  // ---- lock and capture through MCP (lock.confirmation "settle"), input refused after ------------
+  // ---- lock and capture through MCP (the strict default), input refused after ------------------
   const tLock = Date.now();
   let mcp = null;
   try {
@@ -302,7 +302,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     s.ws.send({ type: 'key', seq: afterLock, scancode: SC.x, down: true });
     const refused = await s.ws.waitText((t) => t.type === 'input_refused' && t.seq === afterLock, 15000).catch(() => null);
     R.lock = { phase: lc.status.phase, lock_confirmation: conf, refused: refused && refused.code, lock_and_capture_ms: R.figures.lock_and_capture_ms };
-    check('34.3', `lock (settle): ${lc.status.phase} by ${conf.by}, a key after it refused PHASE_LOCKED`, ['CAPTURING', 'REVIEWING'].includes(lc.status.phase) && conf.by && refused && refused.code === 'PHASE_LOCKED', R.lock);
+    check('34.3', `lock (strict default): ${lc.status.phase} by ${conf.by} (GRD answers only the CapsAdvertise sent again), a key after it refused PHASE_LOCKED`, ['CAPTURING', 'REVIEWING'].includes(lc.status.phase) && conf.by === 'gfx_caps' && conf.required === 'guest' && refused && refused.code === 'PHASE_LOCKED', R.lock);
     const img = (lc.capture.content || []).find((x) => x.type === 'image');
     const shot = img ? decodePng(Buffer.from(img.data, 'base64')) : null;
     const xc = xterm();
@@ -394,10 +394,10 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     const lc = (ev.find((e) => e.event === 'lock_confirmation') || {});
     R.sessions.strict = { result: locked ? 'CAPTURING' : (end && end.reason) || 'no answer', lock_ms: lockMs, frames_before_lock: framesBefore, frames_after_lock: s.frames.frames - framesBefore, guest_sync: sync, lock_confirmation: lc, close: cl, unconfirmed: ev.some((e) => e.event === 'guest_unconfirmed') };
     log(`GRD, strict default: ${R.sessions.strict.result} after ${lockMs} ms (refresh_rect ${sync.refresh_rect}, confirmed_by ${sync.confirmed_by})`);
-    // GRD 43 advertises Refresh Rect and has no handler for it: it never answers. The strict
-    // default refuses a quiet screen; a confirmation by another request would lock here.
-    check('34.3', `strict default (no lock.confirmation): GRD never answers the lock's Refresh Rect; the lock ${locked ? 'confirmed by another request' : 'fails closed GUEST_UNCONFIRMED'} (${lockMs} ms), never by a quiet screen alone`,
-      locked ? sync.confirmed_by !== 'settle_only' && sync.confirmed_by !== undefined : (end && end.reason === 'GUEST_UNCONFIRMED' && R.sessions.strict.unconfirmed && cl.exit !== null && cl.run_dir_gone),
+    // GRD 43 advertises Refresh Rect and Suppress Output and answers neither; it answers the
+    // CapsAdvertise sent again with a CapsConfirm: the ladder's gfx_caps rung locks here.
+    check('34.3', `strict default (no lock.confirmation): GRD answers neither Refresh Rect nor Suppress Output; the lock is confirmed by gfx_caps (${lockMs} ms), never by a quiet screen alone`,
+      locked && sync.confirmed_by === 'gfx_caps' && sync.rungs && sync.rungs.gfx_caps === 'answered',
       R.sessions.strict);
   }
 

@@ -222,12 +222,12 @@ const GUEST_DESKTOP = (() => {
   return `${m[1]}x${m[2]}`;
 })();
 let grantCount = 0;
-// lock.confirmation "settle": the guest's RDP server is FreeRDP's shadow server, which answers a
-// Refresh Rect only with its next screen change (a still X screen never answers), so with the
-// default ("guest") every lock here ends GUEST_UNCONFIRMED — the fail-closed rule of issue 24,
-// proven against the test guest in the battery (16.4) and the hostile lane (frozen). The lane
-// checks that the lock and the capture say which rule vouched (proof 3).
-const LOCK_CONFIRMATION = 'settle';
+// lock.confirmation "guest", the default: the guest's RDP server is FreeRDP's shadow server,
+// which answers neither Refresh Rect nor Suppress Output on a still screen, but answers the
+// lock ladder's last rung, the RDPGFX CapsAdvertise sent again (gfx_caps). The lane checks
+// that the lock and the capture say which rung vouched (proof 3); the settle opt-in is tested
+// against the test guest (tst_console).
+const LOCK_CONFIRMATION = 'guest';
 function issueGrant({ port, cert, lifetime, run }) {
   const out = path.join(GRANTS, `grant-${++grantCount}.json`);
   const args = [...(run ? ['--run', run] : []), '--out', out, '--vm-uuid', VM.uuid, '--vm-name', VM.name, '--port', String(port), '--libvirt-uri', URI,
@@ -494,7 +494,7 @@ async function vsCodeSteps({ port, cert, serial, prep, grant: out }) {
   const lockedAt = toDesktop(lockedCss);
   await step('click the canvas after the lock', canvas.click({ position: lockedCss }));
   for (const ch of TYPED_VS_LOCKED) await lane.page.keyboard.press(keyName(ch));
-  // The console's own guest sync (Refresh Rect, then the default 200 ms settle) ends in CAPTURING.
+  // The console's own guest sync (its ladder of requests, then the default 200 ms settle) ends in CAPTURING.
   R.lock.capturing_shown = await lane.phaseShown(['CAPTURING', 'REVIEWING'], EVENT_MS).then(() => true, () => false);
   R.lock.lock_to_capturing_ms = R.lock.capturing_shown ? Date.now() - tLock : null;
   const lockMsgs = lane.sent.slice(sentAtLock);
@@ -837,7 +837,7 @@ async function main() {
   // Issue 24.4: the reply and the capture say how the guest confirmed, and which rule the grant set.
   const lc = B.lock_confirmation || {}, cc = B.capture_lock_confirmation || {};
   check(3, `the lock and the capture say how the guest confirmed: by ${lc.by}, required ${lc.required}`,
-    ['refresh_rect', 'settle_only'].includes(lc.by) && lc.required === LOCK_CONFIRMATION && cc.by === lc.by && cc.required === lc.required, { lock: lc, capture: cc });
+    ['refresh_rect', 'suppress_output', 'gfx_caps'].includes(lc.by) && lc.required === LOCK_CONFIRMATION && cc.by === lc.by && cc.required === lc.required, { lock: lc, capture: cc });
 
   // ---- proof 4: one action through MCP -----------------------------------------------------
   {

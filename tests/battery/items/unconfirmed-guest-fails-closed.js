@@ -16,8 +16,12 @@ async function run(ctx) {
   // guest is quiet too); with the grant's lock.confirmation "settle" it locks by the settle
   // alone, and the lock reply, the capture and the evidence say so.
   {
+    // No rung of the lock's ladder answered: Refresh Rect ignored, Suppress Output ignored (the
+    // guest's default), and over RDPGFX the CapsAdvertise sent again ignored too.
     A.send({ cmd: 'refresh', mode: 'ignore' });
     await A.waitFor((e) => e.event === 'refresh_mode' && e.mode === 'ignore', 5000);
+    A.send({ cmd: 'gfx_readvertise', mode: 'ignore' });
+    await A.waitFor((e) => e.event === 'readvertise_mode' && e.mode === 'ignore', 5000);
     const noAnswer = async (label, grantOpts) => {
       const { s, ws, mcp } = await lockSession(label, grantOpts);
       const t0 = Date.now();
@@ -43,6 +47,8 @@ async function run(ctx) {
     const settle = await noAnswer('no-refresh-answer-settle', { ...base, lockConfirmation: 'settle' });
     A.send({ cmd: 'refresh', mode: 'answer' });
     await A.waitFor((e) => e.event === 'refresh_mode' && e.mode === 'answer', 5000);
+    A.send({ cmd: 'gfx_readvertise', mode: 'confirm' });
+    await A.waitFor((e) => e.event === 'readvertise_mode' && e.mode === 'confirm', 5000);
     report.sessions.lock16.no_refresh_answer = { strict, settle };
     check('16.4', `no-answer guest, default grant: request_lock refused ${strict.lock_error}, capture refused ${strict.capture_error}, closed ${strict.closed} (guest_sync confirmed_by ${strict.guest_sync.confirmed_by})`,
       strict.lock_error === 'GUEST_UNCONFIRMED' && strict.capture_error !== null && strict.closed === 'GUEST_UNCONFIRMED' && strict.guest_sync.confirmed_by === 'settle_only' && strict.unconfirmed !== null, strict);
