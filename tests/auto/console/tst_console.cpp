@@ -83,6 +83,23 @@ bool guestCaughtUp(ConsoleRig& rig) {
   return false;
 }
 
+// Over RDPGFX, in addition: every frame the guest sent has been acknowledged, so none is on
+// its way when the lock's requests go out (a frame the guest sent before it read a request
+// can still arrive after it; a guest made to answer nothing must not have one in flight).
+bool gfxCaughtUp(ConsoleRig& rig) {
+  QDeadlineTimer deadline(15000);
+  while (!deadline.hasExpired()) {
+    const QList<QJsonObject> frames = rig.guest.events(QStringLiteral("gfx_frame"));
+    const QList<QJsonObject> acks = rig.guest.events(QStringLiteral("gfx_ack"));
+    if (!frames.isEmpty() && !acks.isEmpty() &&
+        acks.last().value(QStringLiteral("id")).toInteger() >=
+            frames.last().value(QStringLiteral("id")).toInteger())
+      return true;
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  }
+  return false;
+}
+
 // Every connection the guest accepted (the pin probe's and the session's) has ended: all the
 // input the console sent has been reported.
 bool guestSawEveryClientGo(ConsoleRig& rig) {
@@ -621,6 +638,8 @@ private slots:
     ConsoleRig rig;
     QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn, guestArgs), qPrintable(rig.failure));
     QVERIFY(guestCaughtUp(rig));
+    if (!guestArgs.isEmpty())
+      QVERIFY(gfxCaughtUp(rig));
     rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(mode).toUtf8());
     // The guest ignores Suppress Output by default; over RDPGFX it ignores the re-advertise
     // too: it answers no rung.
