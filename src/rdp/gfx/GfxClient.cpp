@@ -170,6 +170,7 @@ Checked<Ok> GfxClient::execute(const Pdu& pdu) {
     return Ok{};
   }
   if (const auto* p = std::get_if<DeleteSurface>(&pdu)) {
+    m_table.forgetDeletedByReset(p->surfaceId);
     m_table.remove(p->surfaceId);
     m_codecs.deleteSurface(p->surfaceId);
     return Ok{};

@@ -178,7 +178,7 @@ struct Checker {
     return Ok{};
   }
   Checked<Ok> operator()(const DeleteSurface& p) const {
-    if (!existing(p.surfaceId))
+    if (!existing(p.surfaceId) && !table.deletedByReset(p.surfaceId))
       return Violation::protocol("rdpgfx.DeleteSurface", "surface does not exist");
     return Ok{};
   }

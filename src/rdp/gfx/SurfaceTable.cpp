@@ -79,6 +79,7 @@ const SurfaceTable::CacheEntry* SurfaceTable::cacheEntry(uint16_t slot) const {
 }
 
 bool SurfaceTable::create(uint16_t id, QSize size, uint8_t pixelFormat) {
+  m_deletedByReset.erase(id);
   Surface s;
   s.size = size;
   s.pixelFormat = pixelFormat;
@@ -136,9 +137,13 @@ void SurfaceTable::mapToOutput(uint16_t id, QPoint origin) {
 }
 
 bool SurfaceTable::resetDesktop(QSize size, std::vector<uint16_t>& progressive) {
-  // MS-RDPEGFX 3.3.5.14: a reset deletes every surface; the server creates and maps them
-  // again (shadow does after a second CapsConfirm). The cache stays.
+  // A reset starts the graphics over: every surface goes, and the server creates and maps them
+  // again (shadow does after a second CapsConfirm, with the same ids). FreeRDP's client keeps
+  // them instead, so a server may also delete them after the reset: deletedByReset() lets that
+  // through. The cache stays.
+  m_deletedByReset.clear();
   for (const auto& [id, s] : m_surfaces) {
+    m_deletedByReset.insert(id);
     if (s.progressive)
       progressive.push_back(id);
   }

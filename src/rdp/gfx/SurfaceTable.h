@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace gc::gfx {
@@ -90,6 +91,11 @@ public:
   // ResetGraphics: every surface is deleted (`progressive` gets those that had a progressive
   // context, the codec's to delete) and the desktop takes `size` (checked to fit).
   bool resetDesktop(QSize size, std::vector<uint16_t>& progressive);
+  // Whether `id` is one of the surfaces the last ResetGraphics deleted and the server has
+  // neither created again nor deleted itself since. A server that keeps them after a reset
+  // (FreeRDP's client does) may still delete them: that DeleteSurface has nothing left to do.
+  bool deletedByReset(uint16_t id) const { return m_deletedByReset.contains(id); }
+  void forgetDeletedByReset(uint16_t id) { m_deletedByReset.erase(id); }
 
   bool fill(Surface& s, const QRect& area, uint32_t bgrx);
   bool write(Surface& s, const QRect& area, const uchar* src, qsizetype srcStride);
@@ -122,6 +128,7 @@ private:
   front::Limits m_limits;
   DesktopSurface& m_desktop;
   std::map<uint16_t, Surface> m_surfaces;
+  std::set<uint16_t> m_deletedByReset; // at most the surfaces there were (maxSurfaces)
   std::map<uint16_t, CacheEntry> m_cache;
   uint64_t m_surfaceBytes = 0;
   uint64_t m_cacheBytes = 0;

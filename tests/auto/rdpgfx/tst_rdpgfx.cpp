@@ -232,6 +232,7 @@ class tst_RdpGfx : public QObject {
 private slots:
   void answersAReadvertiseWithOneCapsConfirm();
   void resetGraphicsDeletesEverySurface();
+  void deletingASurfaceTheResetDeletedIsAcceptedOnce();
   void refusesEachRuleBreach_data();
   void refusesEachRuleBreach();
   void refusesFramesBeyondTheInFlightBound();
@@ -827,6 +828,28 @@ void tst_RdpGfx::resetGraphicsDeletesEverySurface() {
   QVERIFY(rig.ok(cat({createSurface(1, kW, kH), mapToOutput(1, 0, 0), startFrame(5),
                       solidFill(1, 0x10, 0x20, 0x30, {{0, 0, 4, 4}}), endFrame(5)})));
   QCOMPARE(rig.pixel(1, 1), quint32(0x102030));
+}
+
+// A server written against FreeRDP's client (which keeps surfaces over a reset) deletes them
+// after it; that must not end the session, but only once, and never for a surface recreated.
+void tst_RdpGfx::deletingASurfaceTheResetDeletedIsAcceptedOnce() {
+  Rig rig;
+  QVERIFY(rig.ready());
+  QVERIFY(rig.ok(createSurface(2, 8, 8)));
+  QVERIFY(rig.ok(resetGraphics(kW, kH)));
+  QVERIFY(rig.ok(cat({deleteSurface(1), deleteSurface(2)})));
+  QCOMPARE(rig.client.table().surfaceCount(), std::size_t(0));
+  auto r = rig.send(deleteSurface(2));
+  QVERIFY(gc::front::isViolation(r));
+  QCOMPARE(std::get<Violation>(r).rule, std::string_view("surface does not exist"));
+  // Created again after the reset, then deleted: a second delete is the guest's error again.
+  Rig again;
+  QVERIFY(again.ready());
+  QVERIFY(again.ok(resetGraphics(kW, kH)));
+  QVERIFY(again.ok(cat({createSurface(1, kW, kH), deleteSurface(1)})));
+  r = again.send(deleteSurface(1));
+  QVERIFY(gc::front::isViolation(r));
+  QCOMPARE(std::get<Violation>(r).rule, std::string_view("surface does not exist"));
 }
 
 void tst_RdpGfx::closeForgetsSurfacesCacheAndCaps() {
