@@ -75,6 +75,7 @@ void Console::connectBarrier() {
         timing.deadline = std::chrono::milliseconds(std::max<qint64>(0, deadline.remainingTime()));
         timing.quiet = m_options.guestSettleQuiet;
         timing.answerWait = m_options.guestAnswerWait;
+        timing.mayRestartGraphics = m_grant.lock.confirmation != Grant::Lock::Confirmation::Settle;
         m_rdp->startGuestSync(timing, [this, done = std::move(done)](const Outcome<SyncResult>& sync) {
           done(acceptGuestSync(sync));
         });

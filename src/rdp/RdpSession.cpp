@@ -708,7 +708,8 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
         offered |= syncRungBit(SyncConfirmation::RefreshRect);
       if (freerdp_settings_get_bool(m_context->settings, FreeRDP_SuppressOutput))
         offered |= syncRungBit(SyncConfirmation::SuppressOutput);
-      if (gfx::GfxChannel* channel = m_gfx->gfxChannel(); channel && channel->client().front().caps())
+      if (gfx::GfxChannel* channel = m_gfx->gfxChannel();
+          timing.mayRestartGraphics && channel && channel->client().front().caps())
         offered |= syncRungBit(SyncConfirmation::GfxCaps);
       suppressFirst = m_outputSuppressed && m_pacer.mode() != PacingMode::NoPanel;
     }

@@ -96,6 +96,10 @@ struct SyncTiming {
   std::chrono::milliseconds deadline{5000};   // for the whole sync
   std::chrono::milliseconds quiet{200};       // no changed pixel for this long = settled
   std::chrono::milliseconds answerWait{1500}; // then an unanswered request falls back to the settle
+  // Whether the ladder may ask gfx_caps: the CapsAdvertise sent again restarts the server's
+  // graphics pipeline, and gnome-remote-desktop ends the session over one that keeps AVC off.
+  // Asked only when the lock needs the guest's answer (the grant's strict default).
+  bool mayRestartGraphics = true;
 };
 // What confirmed the drained input: one of the ladder's rungs (GuestSync), each a request the
 // guest's server must answer after the input before it, or the quiet screen alone. The values

@@ -34,7 +34,7 @@ template <typename F> void nested(F& f, ChannelSnapshot& c) {
     c.gfxFrames, c.gfxCommands, c.dynamicOpened, c.refused, c.refusedOverflow);
 }
 template <typename F> void nested(F& f, SyncTiming& t) {
-  f(t.deadline, t.quiet, t.answerWait);
+  f(t.deadline, t.quiet, t.answerWait, t.mayRestartGraphics);
 }
 template <typename F> void nested(F& f, SyncResult& r) {
   f(r.refreshSupported, r.answered, r.settled, r.confirmedBy, r.answerMs, r.elapsedMs, r.rungsOffered,

@@ -241,8 +241,10 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     return { x: Number(pos[1]), y: Number(pos[2]), win: decodeXwd(shot.stdout) };
   };
 
-  // ---- the whole flow with the strict default: the lock ladder's gfx_caps rung confirms -------
-  const grant = L.grantWithAction(issueGrant(path.join(WORK, 'grant-grd.json'), []),
+  // ---- the whole flow with lock.confirmation "settle": GRD answers no rung of the ladder it can
+  // be asked (Refresh Rect, Suppress Output), and ends the session over the CapsAdvertise sent
+  // again (the strict session below) ----------------------------------------------------------
+  const grant = L.grantWithAction(issueGrant(path.join(WORK, 'grant-grd.json'), ['--lock-confirmation', 'settle']),
     { kinds: ['click', 'move', 'drag', 'scroll', 'key_chord', 'hold_key', 'type_text', 'wait', 'done', 'fail'], limits: { text_chars: 64, scroll_notches: 5 }, text_input: 'scancodes' }, signKey);
   const s = await openSession(grant);
   R.figures.open_to_setup_ms = s.setupMs;
@@ -290,7 +292,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   check('34.3', `typed words reach the xterm (through GRD, mutter's virtual keyboard and Xwayland; its shell wrote ~/typed): the first word lost its first ${lost} key(s) (what the session's first keys do on GRD; a suffix arrived), the second exactly`,
     R.typing.acked && lost !== null && second.line === TYPED, R.typing);
 
-  // ---- lock and capture through MCP (the strict default), input refused after ------------------
+  // ---- lock and capture through MCP (lock.confirmation "settle"), input refused after ------------
   const tLock = Date.now();
   let mcp = null;
   try {
@@ -302,7 +304,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     s.ws.send({ type: 'key', seq: afterLock, scancode: SC.x, down: true });
     const refused = await s.ws.waitText((t) => t.type === 'input_refused' && t.seq === afterLock, 15000).catch(() => null);
     R.lock = { phase: lc.status.phase, lock_confirmation: conf, refused: refused && refused.code, lock_and_capture_ms: R.figures.lock_and_capture_ms };
-    check('34.3', `lock (strict default): ${lc.status.phase} by ${conf.by} (GRD answers only the CapsAdvertise sent again), a key after it refused PHASE_LOCKED`, ['CAPTURING', 'REVIEWING'].includes(lc.status.phase) && conf.by === 'gfx_caps' && conf.required === 'guest' && refused && refused.code === 'PHASE_LOCKED', R.lock);
+    check('34.3', `lock (settle): ${lc.status.phase} by ${conf.by}, gfx_caps not asked (it would end GRD's session), a key after it refused PHASE_LOCKED`, ['CAPTURING', 'REVIEWING'].includes(lc.status.phase) && conf.by && conf.required === 'settle' && !(conf.asked || []).includes('gfx_caps') && refused && refused.code === 'PHASE_LOCKED', R.lock);
     const img = (lc.capture.content || []).find((x) => x.type === 'image');
     const shot = img ? decodePng(Buffer.from(img.data, 'base64')) : null;
     const xc = xterm();
@@ -394,10 +396,11 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
     const lc = (ev.find((e) => e.event === 'lock_confirmation') || {});
     R.sessions.strict = { result: locked ? 'CAPTURING' : (end && end.reason) || 'no answer', lock_ms: lockMs, frames_before_lock: framesBefore, frames_after_lock: s.frames.frames - framesBefore, guest_sync: sync, lock_confirmation: lc, close: cl, unconfirmed: ev.some((e) => e.event === 'guest_unconfirmed') };
     log(`GRD, strict default: ${R.sessions.strict.result} after ${lockMs} ms (refresh_rect ${sync.refresh_rect}, confirmed_by ${sync.confirmed_by})`);
-    // GRD 43 advertises Refresh Rect and Suppress Output and answers neither; it answers the
-    // CapsAdvertise sent again with a CapsConfirm: the ladder's gfx_caps rung locks here.
-    check('34.3', `strict default (no lock.confirmation): GRD answers neither Refresh Rect nor Suppress Output; the lock is confirmed by gfx_caps (${lockMs} ms), never by a quiet screen alone`,
-      locked && sync.confirmed_by === 'gfx_caps' && sync.rungs && sync.rungs.gfx_caps === 'answered',
+    // GRD 43 advertises Refresh Rect and Suppress Output and answers neither; the CapsAdvertise
+    // sent again (gfx_caps) it takes as a bad one (its rule: a second advertise that keeps AVC
+    // off) and ends the session. The strict lock fails closed either way, never by a quiet screen.
+    check('34.3', `strict default (no lock.confirmation): GRD answers neither Refresh Rect nor Suppress Output and ends the session over gfx_caps; the lock fails closed (${R.sessions.strict.result}, ${lockMs} ms), never by a quiet screen alone`,
+      !locked && end && ['GUEST_UNCONFIRMED', 'RDP_LOST'].includes(end.reason) && cl.exit !== null && cl.run_dir_gone,
       R.sessions.strict);
   }
 
