@@ -85,6 +85,12 @@ protected:
       return "FreeRDP too lenient: an upgrade of a tile with no first pass, which FreeRDP applies to buffers "
              "it "
              "never wrote (MS-RDPEGFX RFX_PROGRESSIVE_TILE_UPGRADE: it refines a tile's earlier passes)";
+    // progressive_rfx_upgrade_block reads as many bits per coefficient as the counts say.
+    if (rule == "upgrade of more than 15 bits")
+      return "FreeRDP too lenient: an upgrade pass of more than 15 bit planes, more than a 16-bit "
+             "coefficient "
+             "holds beside its sign (MS-RDPEGFX RFX_PROGRESSIVE_TILE_UPGRADE: the bit planes between two "
+             "qualities of the tile's 16-bit coefficients)";
     if (rule == "upgrade lowers the quality")
       return "FreeRDP too lenient: an upgrade to a quality below the tile's, whose bit-plane counts FreeRDP "
              "takes modulo 2^32 and then drops as a length mismatch (MS-RDPEGFX "
