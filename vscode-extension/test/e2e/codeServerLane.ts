@@ -305,11 +305,23 @@ export class CodeServerLane {
   /** Answers the input box whose prompt or title contains `what`; undefined keeps the prefill. */
   async answer(what: string, value: string | undefined): Promise<void> {
     const widget = this.page.locator('.quick-input-widget');
-    await widget.locator('.quick-input-message, .quick-input-title', { hasText: what }).first().waitFor({ state: 'visible', timeout: UI_STEP_MS });
-    // The panel opens at the same moment and may hold the focus: address the box itself.
+    const prompt = widget.locator('.quick-input-message, .quick-input-title', { hasText: what }).first();
+    await prompt.waitFor({ state: 'visible', timeout: UI_STEP_MS });
+    // The panel opens at the same moment and may hold the focus: address the box itself. It
+    // may also take the focus between the fill and the Enter, which then never reaches the box:
+    // until this prompt has gone, fill and press again (only while it is still this prompt, so
+    // an answer never lands in the next one). Each try waits for the prompt to go.
     const input = widget.locator('input.input');
-    if (value !== undefined) await input.fill(value);
-    await input.press('Enter');
+    const deadline = Date.now() + UI_STEP_MS;
+    for (;;) {
+      if (value !== undefined) await input.fill(value);
+      await input.press('Enter');
+      const left = Math.max(1, Math.min(10_000, deadline - Date.now()));
+      if (await prompt.waitFor({ state: 'hidden', timeout: left }).then(() => true, () => false)) return;
+      if (Date.now() >= deadline) throw new Error(`the "${what}" prompt stayed after its answer`);
+      if (!(await prompt.isVisible())) return;
+      this.stamp(`the "${what}" prompt stayed after Enter: answered again`);
+    }
   }
 
   /** Web hosts have no native file dialog: VS Code's simple dialog takes a typed path. */
