@@ -19,10 +19,9 @@ struct ConsoleOptions {
   QStringList extraOrigins;
   int maxAuthAttempts = 3;
   std::chrono::milliseconds drainDeadline{2000};
-  // After the drain, before Capture Desktop (GuestSync): the guest answers the refresh request
-  // within guestAnswerWait, or the console falls back to the settle alone; either way the sync
-  // ends by guestSyncDeadline, and a screen without a changed pixel for guestSettleQuiet has
-  // settled.
+  // After the drain, before Capture Desktop (GuestSync): the guest answers each rung's request
+  // within guestAnswerWait (an answer ends the sync), or the console falls back to the settle
+  // alone: a screen without a changed pixel for guestSettleQuiet, by guestSyncDeadline.
   std::chrono::milliseconds guestSyncDeadline{5000};
   std::chrono::milliseconds guestSettleQuiet{200};
   std::chrono::milliseconds guestAnswerWait{1500};

@@ -217,15 +217,21 @@ void GuestSync::evaluate() {
     m_rung = Confirmation::SettleOnly;
     endRung();
   }
-  // 2. The settle: required without an answer, best effort after one.
+  // 2. Answered: the guest's server handled every input written before the request, and
+  // nothing more is waited for. A settle after it would only delay the lock: an animated
+  // desktop never settles, and Capture Desktop reads the live desktop when asked, not a frame
+  // of this moment. `settled` says whether the screen had been quiet that long anyway.
   const auto quietAt = lastChange + m_timing.quiet;
+  if (answered) {
+    m_result.settled = now >= quietAt;
+    return finish(m_result);
+  }
+  // 3. No answer: the settle is required.
   if (now >= quietAt) {
     m_result.settled = true;
     return finish(m_result);
   }
   if (now >= until) {
-    if (answered)
-      return finish(m_result); // an animated desktop never settles; the answer confirmed the input
     return finish(Failure{Refusal::DrainTimeout,
                           m_result.rungsAsked
                               ? QStringLiteral("the guest neither answered a request nor settled")

@@ -17,8 +17,8 @@
 // is no answer, whatever it covers.
 // Each rung waits answerWait. A rung that went unanswered is remembered for the session and
 // skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
-// shadow and GRD) cost the wait once. Then `quiet` without a changed pixel means the screen
-// settled (not required after an answer: an animated desktop never settles).
+// shadow and GRD) cost the wait once. An answer ends the round at once (`settled` then only
+// records whether the screen had been quiet for `quiet` by then).
 //
 // A server that answers no rung gets the quiet-screen settle alone: confirmed by
 // "settle_only", which the console refuses unless the grant opts in. Without an answer the

@@ -67,6 +67,7 @@ private slots:
   void probeRefusesAWrongPin();
   void connectsWithThePinAndReceivesFrames();
   void opensTheGraphicsPipelineAndSyncsOverIt();
+  void syncsOnTheLegacyPathWithoutTheGraphicsPipeline();
   void pointerMoveReachesTheDisplay();
   void refusesAWrongPinBeforeAnyCredentialPdu();
   void wrongPasswordIsAuthFailed();
@@ -78,7 +79,7 @@ private slots:
   void serverDeathIsLostWithinOneSecond();
 
 private:
-  bool startShadow();
+  bool startShadow(const QStringList& extra = {});
   void stopShadow();
   RdpConfig config(QByteArray pin) const {
     RdpConfig c;
@@ -161,7 +162,7 @@ void tst_ShadowInterop::cleanup() {
   QVERIFY2(written.isEmpty(), qPrintable(written.join(u',')));
 }
 
-bool tst_ShadowInterop::startShadow() {
+bool tst_ShadowInterop::startShadow(const QStringList& extra) {
   // The port comes from a probe socket that is closed again, so a test running in parallel can
   // take it before the server binds; the server then exits. Such a start is retried on a new
   // port; whatever the server printed is kept for the failure message.
@@ -175,10 +176,12 @@ bool tst_ShadowInterop::startShadow() {
     m_shadow.setProcessEnvironment(env);
     m_shadow.setStandardErrorFile(errors); // its own (expected) errors; no secret reaches it
     m_shadow.setStandardOutputFile(QProcess::nullDevice());
-    m_shadow.start(QStringLiteral("freerdp-shadow-cli3"),
-                   {QStringLiteral("/bind-address:127.0.0.1"), QStringLiteral("/port:%1").arg(m_port),
+    const QStringList args =
+        QStringList{QStringLiteral("/bind-address:127.0.0.1"), QStringLiteral("/port:%1").arg(m_port),
                     QStringLiteral("/sam-file:%1").arg(m_home.filePath(QStringLiteral("SAM"))),
-                    QStringLiteral("/log-level:ERROR")});
+                    QStringLiteral("/log-level:ERROR")} +
+        extra;
+    m_shadow.start(QStringLiteral("freerdp-shadow-cli3"), args);
     if (!m_shadow.waitForStarted()) {
       qWarning("freerdp-shadow-cli3 did not start: %s", qPrintable(m_shadow.errorString()));
       return false;
@@ -318,6 +321,43 @@ void tst_ShadowInterop::opensTheGraphicsPipelineAndSyncsOverIt() {
   for (const QString& codec : report.gfxCodecsUsed)
     QVERIFY2(!codec.startsWith(QStringLiteral("avc")), qPrintable(codec));
   QCOMPARE(report.closedJson().value(QStringLiteral("gfx")).toBool(), true);
+}
+
+// freerdp-shadow-cli3 without RDPGFX (-gfx) sends legacy bitmap updates, and there its
+// Refresh Rect handler marks the area invalid and repaints it: the lock is confirmed by the
+// first rung, which the graphics pipeline's encoder never answers.
+void tst_ShadowInterop::syncsOnTheLegacyPathWithoutTheGraphicsPipeline() {
+  stopShadow();
+  QVERIFY(startShadow({QStringLiteral("-gfx")}));
+  RdpSession session;
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
+  connectSession(session);
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
+  QVERIFY(!session.channelReport().gfxOpened);
+  GuestSync::Timing timing;
+  timing.deadline = std::chrono::milliseconds(10000);
+  timing.answerWait = std::chrono::milliseconds(1500);
+  timing.mayRestartGraphics = true;
+  QStringList by;
+  for (int lock = 0; lock < 2; ++lock) {
+    std::optional<Outcome<GuestSync::Result>> sync;
+    session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
+    QVERIFY(QTest::qWaitFor([&] { return sync.has_value(); }, 20000));
+    QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+    qInfo(
+        "FIGURE guest sync on the legacy path, lock %d: by %s, offered %d, asked %d, in %lld ms (answer %lld "
+        "ms)",
+        lock + 1, qPrintable(GuestSync::confirmationName((*sync)->confirmedBy)), int((*sync)->rungsOffered),
+        int((*sync)->rungsAsked), (*sync)->elapsedMs, (*sync)->answerMs);
+    QVERIFY((*sync)->answered);
+    QVERIFY(!((*sync)->rungsAsked & syncRungBit(SyncConfirmation::GfxCaps))); // no pipeline to restart
+    by.append(GuestSync::confirmationName((*sync)->confirmedBy));
+  }
+  QCOMPARE(by, (QStringList{QStringLiteral("refresh_rect"), QStringLiteral("refresh_rect")}));
+  QCOMPARE(session.state(), RdpSession::State::Connected);
+  session.abort();
+  stopShadow(); // the next test gets the default server again (init starts it)
 }
 
 void tst_ShadowInterop::pointerMoveReachesTheDisplay() {

@@ -8,6 +8,15 @@ const { report, check, sleep, evidenceOf, lockSessionOn } = require('../lib/harn
 const needs = ['A', 'base'];
 const gives = [];
 
+// Sets what the test guest answers to each of the lock's requests, once it has taken each.
+async function answering(guest, refresh, suppress, readvertise) {
+  for (const [cmd, mode, ev] of [['refresh', refresh, 'refresh_mode'], ['suppress', suppress, 'suppress_mode'], ['gfx_readvertise', readvertise, 'readvertise_mode']]) {
+    const from = guest.events.length;
+    guest.send({ cmd, mode });
+    await guest.waitFor((e) => e.event === ev && e.mode === mode, 10000, from);
+  }
+}
+
 async function run(ctx) {
   const { A, base } = ctx;
   const lockSession = lockSessionOn(A, base);
@@ -15,6 +24,8 @@ async function run(ctx) {
   {
     const { s, ws, mcp } = await lockSession('panic-in-sync');
     A.send({ cmd: 'workload', mode: 'typing' });
+    // A guest that answers nothing, or the answer would end the sync before the panic.
+    await answering(A, 'ignore', 'ignore', 'ignore');
     s.proc.send({ cmd: 'lock' });
     await s.proc.waitFor((e) => e.event === 'phase' && e.phase === 'READ_ONLY', 10000);
     await sleep(300); // 0.3 s into READ_ONLY, as measured in the issue
@@ -29,6 +40,7 @@ async function run(ctx) {
     await s.proc.waitFor((e) => e.event === 'phase' && e.phase === 'CLOSED', 10000, from);
     const panicMs = Number(process.hrtime.bigint() - t0) / 1e6;
     A.send({ cmd: 'workload', mode: 'idle' });
+    await answering(A, 'answer', 'ignore', 'confirm'); // the guest's defaults again
     await mcp.end();
     const end = await s.closed();
     ws.close();
