@@ -22,6 +22,7 @@
 #include <grp.h>
 #include <memory>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,6 +210,33 @@ private slots:
     QTcpSocket probe;
     probe.connectToHost(QHostAddress(QStringLiteral("127.0.0.2")), rig.server->port());
     QVERIFY(!probe.waitForConnected(1000));
+  }
+
+  // The panel's messages are small and come in runs (drained, then two phase changes): with
+  // Nagle each waits for the ACK of the one before, which the peer delays by up to 40 ms. The
+  // console's end of the panel's connection has TCP_NODELAY set.
+  void thePanelConnectionSendsWithoutNagle() {
+    Rig rig;
+    QVERIFY(rig.start());
+    auto client = rig.authorizedClient();
+    QVERIFY(client);
+    const quint16 serverPort = rig.server->port();
+    int accepted = 0, noDelay = 0;
+    for (int fd = 0; fd < 4096; ++fd) {
+      sockaddr_in local{}, peer{};
+      socklen_t len = sizeof local, peerLen = sizeof peer;
+      if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || local.sin_family != AF_INET ||
+          ntohs(local.sin_port) != serverPort ||
+          ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peerLen) != 0)
+        continue; // not a connection the server accepted (the listener has no peer)
+      ++accepted;
+      int value = 0;
+      socklen_t valueLen = sizeof value;
+      if (::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, &valueLen) == 0 && value)
+        ++noDelay;
+    }
+    QCOMPARE(accepted, 1);
+    QCOMPARE(noDelay, 1);
   }
 
   void authorizesTheRightHello() {
