@@ -18,6 +18,7 @@
 #include <QTimer>
 #include <QUuid>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -116,6 +117,40 @@ void ActionService::whenLockSettled(std::function<void(const Status&)> done) {
                                 [finish](const Failure& failure) { finish(Status(failure)); });
 }
 
+void ActionService::setPictureSettle(std::function<Clock::time_point()> lastChange,
+                                     std::chrono::milliseconds quiet, std::chrono::milliseconds bound) {
+  m_lastChange = std::move(lastChange);
+  m_settleQuiet = quiet;
+  m_settleBound = bound;
+}
+
+void ActionService::whenPictureSettled(std::function<void()> done) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  const Clock::time_point start = Clock::now();
+  auto* timer = new QTimer(this);
+  timer->setSingleShot(true);
+  timer->setTimerType(Qt::PreciseTimer);
+  const auto check = [this, timer, start, done = std::move(done)] {
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point quietAt = (m_lastChange ? m_lastChange() : start - m_settleQuiet) + m_settleQuiet;
+    const Clock::time_point giveUp = start + m_settleBound;
+    const bool settled = now >= quietAt;
+    if (!settled && now < giveUp) {
+      const auto wait = duration_cast<milliseconds>(std::min(quietAt, giveUp) - now) + milliseconds(1);
+      timer->start(int(std::clamp<qint64>(wait.count(), 1, 24 * 3600 * 1000)));
+      return;
+    }
+    m_pictureSettle = {
+        {QStringLiteral("settled"), settled},
+        {QStringLiteral("waited_ms"), qint64(duration_cast<milliseconds>(now - start).count())}};
+    timer->deleteLater();
+    done();
+  };
+  connect(timer, &QTimer::timeout, this, check);
+  check();
+}
+
 Outcome<CoordinateMapping> ActionService::currentMapping() const {
   QImage frame = m_currentFrame ? m_currentFrame() : QImage();
   const QSize desktop = frame.size();
@@ -176,16 +211,19 @@ Outcome<ActionService::Capture> ActionService::captureDesktop() {
     return refuse(kOpCapture, Refusal::Internal, QStringLiteral("the frame could not be encoded"));
   ++m_captures;
   capture.lockConfirmation = m_barrier->confirmation();
-  record(QStringLiteral("capture"),
-         {{QStringLiteral("sha256"), QString::fromLatin1(capture.sha256Hex)},
-          {QStringLiteral("width"), capture.width},
-          {QStringLiteral("height"), capture.height},
-          {QStringLiteral("scale"),
-           QJsonObject{{QStringLiteral("from"), QJsonArray{capture.from.width(), capture.from.height()}},
-                       {QStringLiteral("to"), QJsonArray{capture.width, capture.height}},
-                       {QStringLiteral("filter"), QLatin1StringView(CaptureScaler::kFilter)}}},
-          {QStringLiteral("count"), m_captures},
-          {QStringLiteral("lock_confirmation"), capture.lockConfirmation}});
+  QJsonObject entry{
+      {QStringLiteral("sha256"), QString::fromLatin1(capture.sha256Hex)},
+      {QStringLiteral("width"), capture.width},
+      {QStringLiteral("height"), capture.height},
+      {QStringLiteral("scale"),
+       QJsonObject{{QStringLiteral("from"), QJsonArray{capture.from.width(), capture.from.height()}},
+                   {QStringLiteral("to"), QJsonArray{capture.width, capture.height}},
+                   {QStringLiteral("filter"), QLatin1StringView(CaptureScaler::kFilter)}}},
+      {QStringLiteral("count"), m_captures},
+      {QStringLiteral("lock_confirmation"), capture.lockConfirmation}};
+  if (!m_pictureSettle.isEmpty())
+    entry.insert(QStringLiteral("picture"), std::exchange(m_pictureSettle, {}));
+  record(QStringLiteral("capture"), entry);
   if (phase == Phase::Capturing)
     (void)m_phases->transition(Phase::Reviewing, QStringLiteral("first capture taken"));
   return capture;
@@ -259,6 +297,7 @@ Outcome<ActionService::Capture> ActionService::zoomDesktop(const QJsonObject& ar
                                   {QStringLiteral("width"), zoom.width},
                                   {QStringLiteral("height"), zoom.height},
                                   {QStringLiteral("count"), m_zooms}});
+  m_pictureSettle = {};
   return zoom;
 }
 

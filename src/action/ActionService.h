@@ -95,6 +95,11 @@ public:
   void setConfirmGuest(ConfirmGuest confirm) { m_confirmGuest = std::move(confirm); }
   // Where the console last put the guest's pointer (dialect actions "at the pointer").
   void setPointerPosition(std::function<std::optional<QPoint>()> pointer) { m_pointer = std::move(pointer); }
+  // When the guest's picture last changed (the newest frame's arrival), and how a capture
+  // waits for it to settle: no change for `quiet`, at most `bound`.
+  using Clock = std::chrono::steady_clock;
+  void setPictureSettle(std::function<Clock::time_point()> lastChange, std::chrono::milliseconds quiet,
+                        std::chrono::milliseconds bound);
 
   QJsonObject status() const;
   Outcome<Capture> captureDesktop();
@@ -112,6 +117,11 @@ public:
   // Calls `done` once: at once unless the guest sync of a lock is under way, else when capture
   // starts (success) or the lock failed / the console closed (the reason).
   void whenLockSettled(std::function<void(const Status&)> done);
+  // Calls `done` once the picture has not changed for the quiet time, or when the bound has
+  // passed (an animated desktop never settles): a capture right after the lock would
+  // otherwise show a picture the guest is still refining (progressive upgrade passes). The
+  // next capture's or zoom's evidence records how it went.
+  void whenPictureSettled(std::function<void()> done);
   // The expiry gate of every tool call (`op`: the relay operation, for the refusal count).
   Status admit(const QString& op);
 
@@ -155,6 +165,10 @@ private:
   bool m_acted = false;
   int m_captures = 0;
   int m_zooms = 0;
+  std::function<Clock::time_point()> m_lastChange;
+  std::chrono::milliseconds m_settleQuiet{0};
+  std::chrono::milliseconds m_settleBound{0};
+  QJsonObject m_pictureSettle; // the last whenPictureSettled's outcome, for the next capture's entry
 };
 
 } // namespace gc

@@ -249,7 +249,8 @@ void ActionSocketServer::handleCall(const relay::Call& call) {
     return reply(errorReply(id, admitted.failure()));
   if (op == relay::kOpLock || op == relay::kOpCapture || op == relay::kOpZoom) {
     // A lock's guest sync runs asynchronously in READ_ONLY: request_lock answers, and a
-    // capture is taken, only once it has ended (capture started, or why not).
+    // capture is taken, only once it has ended (capture started, or why not); a capture then
+    // waits for the picture to settle.
     if (op == relay::kOpLock) {
       if (Status locked = m_service->requestLock(); !locked.ok())
         return reply(errorReply(id, locked.failure()));
@@ -258,8 +259,13 @@ void ActionSocketServer::handleCall(const relay::Call& call) {
     m_service->whenLockSettled([this, op, args, id, reply](const Status& settled) {
       if (op == relay::kOpLock && !settled.ok())
         return reply(errorReply(id, settled.failure()));
-      if (op == relay::kOpCapture || op == relay::kOpZoom)
-        return replyWithCapture(id, op, args);
+      if (op == relay::kOpCapture || op == relay::kOpZoom) {
+        QPointer<ActionSocketServer> self(this);
+        return m_service->whenPictureSettled([self, op, args, id] {
+          if (self)
+            self->replyWithCapture(id, op, args);
+        });
+      }
       reply(dispatch(QString(kSettledLock), args, id));
     });
     return;

@@ -337,6 +337,7 @@ void Console::onFrame(const FrameUpdate& update) {
   secureDrop(m_frame); // zeroed if the session's pool has already let go of it
   m_frame = update.frame;
   m_frameSerial = update.serial;
+  m_frameAt = std::chrono::steady_clock::now();
   if (m_lifecycle == Lifecycle::Serving)
     m_pipeline.submit(update.frame, update.dirty, update.moves, update.serial);
 }

@@ -200,8 +200,9 @@ private:
   WipeLedger m_wipes; // what the teardown zeroed, owner by owner (the cleanup record's buffers_wiped)
   QTimer m_expiry;
   QImage m_frame;
-  quint64 m_frameSerial = 0; // m_frame's guest serial (FrameUpdate::serial)
-  QSize m_desktop;           // what the session presents (the welcome, the gate's bounds)
+  quint64 m_frameSerial = 0;                       // m_frame's guest serial (FrameUpdate::serial)
+  std::chrono::steady_clock::time_point m_frameAt; // when m_frame arrived (a capture waits for quiet)
+  QSize m_desktop; // what the session presents (the welcome, the gate's bounds)
   QByteArray m_capability;
   Lifecycle m_lifecycle = Lifecycle::Opening;
   int m_authAttempt = 0;

@@ -233,6 +233,8 @@ void Console::connectActionService() {
           [this](const QJsonObject& receipt) { sendControl(control::receipt(receipt)); });
   m_action->setInputCaps([this] { return m_sink.inputCaps(); });
   m_action->setPointerPosition([this] { return m_sink.lastPointer(); });
+  m_action->setPictureSettle([this] { return m_frameAt; }, m_options.guestSettleQuiet,
+                             m_options.captureSettleBound);
   m_action->setReleaseHeld([this](QDeadlineTimer deadline) -> Outcome<ActionService::Released> {
     const Outcome<RdpInputSink::Released> released = m_sink.releaseHeld(deadline);
     if (!released)

@@ -25,6 +25,9 @@ struct ConsoleOptions {
   std::chrono::milliseconds guestSyncDeadline{5000};
   std::chrono::milliseconds guestSettleQuiet{200};
   std::chrono::milliseconds guestAnswerWait{1500};
+  // Capture Desktop waits for a picture without a change for guestSettleQuiet, at most this
+  // long (an animated desktop never settles).
+  std::chrono::milliseconds captureSettleBound{1000};
   int connectTimeoutMs = 10000;
   int probeTimeoutMs = 5000;
   // The RDP reader executable (guest-console-rdp); empty: RdpReader::defaultProgram().

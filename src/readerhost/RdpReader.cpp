@@ -386,6 +386,10 @@ void RdpReader::dispatch(wire::FromReader message) {
           if (m.channels.wellFormed())
             m_channels = m.channels;
           setState(State::Ready);
+          // A sync held for its lease gets none now.
+          if (std::exchange(m_syncHeld, std::nullopt))
+            if (SyncDone done = std::exchange(m_syncDone, nullptr))
+              done(Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")});
           emit lost(m.failure);
         } else if constexpr (std::is_same_v<M, wire::FrameReady>) {
           if (m_state != State::Connected)
@@ -403,8 +407,22 @@ void RdpReader::dispatch(wire::FromReader message) {
             return breach(QStringLiteral("a desktop size out of range"));
           emit desktopResized(m.size);
         } else if constexpr (std::is_same_v<M, wire::SyncDone>) {
-          if (SyncDone done = std::exchange(m_syncDone, nullptr))
-            done(m.ok ? Outcome<SyncResult>(m.result) : Outcome<SyncResult>(m.failure));
+          if (!m_syncDone)
+            return;
+          // What answered is on the shared desktop by now, but maybe not yet in the console's
+          // frame, and a capture may follow at once. A lease granted after this message was
+          // sent holds it (an outstanding one too: its grant comes later on this socket), so
+          // the result waits until the next lease is absorbed.
+          if (m.ok && m_state == State::Connected) {
+            if (!m_leaseOutstanding && sendToReader(wire::Lease{}).ok())
+              m_leaseOutstanding = true;
+            if (m_leaseOutstanding) {
+              m_syncHeld = m.result;
+              return;
+            }
+          }
+          SyncDone done = std::exchange(m_syncDone, nullptr);
+          done(m.ok ? Outcome<SyncResult>(m.result) : Outcome<SyncResult>(m.failure));
         } else if constexpr (std::is_same_v<M, wire::Closed>) {
           m_ultimatumSent = m.ultimatumSent;
           if (m.channels.wellFormed())
@@ -429,6 +447,9 @@ void RdpReader::onLeased(const wire::Leased& leased) {
   if (!sendToReader(wire::Return{leased.serial}).ok())
     return breach(QStringLiteral("cannot return the lease"));
   m_frames.settle(leased.serial, absorbed);
+  if (std::optional<SyncResult> held = std::exchange(m_syncHeld, std::nullopt))
+    if (SyncDone done = std::exchange(m_syncDone, nullptr))
+      done(*held);
 }
 
 Status RdpReader::awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written) {
@@ -542,6 +563,7 @@ void RdpReader::startGuestSync(SyncTiming timing, SyncDone done) {
 
 void RdpReader::cancelGuestSync() {
   m_syncDone = nullptr;
+  m_syncHeld.reset();
   if (m_state == State::Connected)
     (void)sendToReader(wire::SyncCancel{});
 }
@@ -580,6 +602,7 @@ void RdpReader::abort() {
   const bool hadStarted = m_sessionStarted;
   bool done = false;
   m_syncDone = nullptr;
+  m_syncHeld.reset();
   if (m_socket >= 0 && m_state != State::Finished) {
     // The reader disconnects a live session properly (bounded by its own kDisconnectBound),
     // says Closed and exits.
@@ -614,6 +637,7 @@ void RdpReader::breach(const QString& why) {
   setState(State::Finished);
   kill(false);
   const Failure failure{Refusal::RdpReaderFailed, m_exit};
+  m_syncHeld.reset();
   if (SyncDone done = std::exchange(m_syncDone, nullptr))
     QMetaObject::invokeMethod(
         this, [done, failure] { done(failure); }, Qt::QueuedConnection);

@@ -98,7 +98,8 @@ public:
 
   using SyncDone = std::function<void(const Outcome<SyncResult>&)>;
   // The lock's guest sync in the reader; `done` once, from the event loop (DRAIN_FAILED when
-  // the reader is gone), unless cancelGuestSync() comes first.
+  // the reader is gone), unless cancelGuestSync() comes first. A result comes once the frames
+  // hold the desktop as it was when the reader sent it (a lease after it was absorbed).
   void startGuestSync(SyncTiming timing, SyncDone done);
   void cancelGuestSync();
 
@@ -181,6 +182,7 @@ private:
   ReaderFrames m_frames;
 
   SyncDone m_syncDone;
+  std::optional<SyncResult> m_syncHeld; // the sync's result, until the lease after it is absorbed
   bool m_ultimatumSent = false;
   bool m_sessionStarted = false;
   QString m_security;

@@ -1773,6 +1773,44 @@ private slots:
     QCOMPARE(rig.phases.phase(), Phase::Reviewing);
   }
 
+  // A capture waits for the picture to settle (no new frame for the quiet time), at most the
+  // bound: right after the lock a guest may still be refining what it sent (progressive
+  // upgrade passes). The capture's evidence says whether it settled and how long it waited.
+  void aCaptureWaitsForThePictureToSettle_data() {
+    QTest::addColumn<bool>("changing");
+    QTest::newRow("quiet picture") << false;
+    QTest::newRow("picture that keeps changing") << true;
+  }
+  void aCaptureWaitsForThePictureToSettle() {
+    QFETCH(bool, changing);
+    using Clock = std::chrono::steady_clock;
+    constexpr auto kQuiet = std::chrono::milliseconds(100);
+    constexpr auto kBound = std::chrono::milliseconds(600);
+    SocketRig rig;
+    QVERIFY(rig.listening);
+    const Clock::time_point quietSince = Clock::now() - std::chrono::seconds(10);
+    rig.service.setPictureSettle([&] { return changing ? Clock::now() : quietSince; }, kQuiet, kBound);
+    QVERIFY(rig.barrier.requestLock(QStringLiteral("test")).ok());
+    QTRY_COMPARE(rig.phases.phase(), Phase::Capturing);
+    RawRelay relay(rig.runDir.mcpSocketPath());
+    QVERIFY(relay.bind(rig.grant));
+    relay.send(obj("{\"type\":\"call\",\"id\":1,\"op\":\"capture_desktop\",\"arguments\":{}}"));
+    const QJsonObject captured = relay.next();
+    QCOMPARE(captured.value(QStringLiteral("type")).toString(), QStringLiteral("result"));
+    QJsonObject picture;
+    for (const QByteArray& line : rig.evidenceBytes().split('\n')) {
+      const QJsonObject entry = QJsonDocument::fromJson(line).object();
+      if (entry.value(QStringLiteral("event")).toString() == u"capture")
+        picture = entry.value(QStringLiteral("picture")).toObject();
+    }
+    QCOMPARE(picture.value(QStringLiteral("settled")).toBool(), !changing);
+    const qint64 waited = picture.value(QStringLiteral("waited_ms")).toInteger(-1);
+    if (changing)
+      QVERIFY(waited >= kBound.count()); // waited the whole bound, then took the picture as it was
+    else
+      QVERIFY(waited >= 0 && waited < kBound.count()); // settled long before: no wait to speak of
+  }
+
   // A close during the sync answers the waiting request_lock with the close reason.
   void requestLockWaitingForTheSyncGetsTheCloseReason() {
     SocketRig rig;
