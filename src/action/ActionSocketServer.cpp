@@ -256,12 +256,13 @@ void ActionSocketServer::handleCall(const relay::Call& call) {
         return reply(errorReply(id, locked.failure()));
     }
     const QJsonObject args = call.arguments;
-    m_service->whenLockSettled([this, op, args, id, reply](const Status& settled) {
+    ActionService* const service = m_service;
+    service->whenLockSettled([this, service, op, args, id, reply](const Status& settled) {
       if (op == relay::kOpLock && !settled.ok())
         return reply(errorReply(id, settled.failure()));
       if (op == relay::kOpCapture || op == relay::kOpZoom) {
-        QPointer<ActionSocketServer> self(this);
-        return m_service->whenPictureSettled([self, op, args, id] {
+        const QPointer<ActionSocketServer> self(this);
+        return service->whenPictureSettled([self, op, args, id] {
           if (self)
             self->replyWithCapture(id, op, args);
         });
