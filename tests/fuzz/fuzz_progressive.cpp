@@ -96,6 +96,12 @@ protected:
              "takes modulo 2^32 and then drops as a length mismatch (MS-RDPEGFX "
              "RFX_PROGRESSIVE_TILE_UPGRADE: "
              "an upgrade adds the bit planes between the tile's quality and a higher one)";
+    // progressive_decompress keeps no account of frames at the stream's end: a FRAME_BEGIN is
+    // a flag it sets, and what the regions read so far drew stays drawn.
+    if (rule == "frame not ended")
+      return "FreeRDP too lenient: a stream that ends inside the frame it began (no FRAME_END), which "
+             "FreeRDP takes as far as it got (MS-RDPEGFX RFX_PROGRESSIVE_FRAME_END: it ends the frame a "
+             "FRAME_BEGIN began; only the region count may fall short)";
     return nullptr;
   }
   // On an ARGB surface the console keeps the alpha the surface had (progressive carries none);
