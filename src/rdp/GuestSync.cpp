@@ -58,23 +58,38 @@ bool GuestSync::askNext() {
     const quint8 bit = syncRungBit(rung);
     if (!(m_result.rungsOffered & bit) || (m_skip & bit))
       continue;
-    m_rung = rung;
-    m_rungAt = Clock::now();
-    m_result.rungsAsked |= bit;
-    m_asking = true;
-    if (!m_ask || !m_ask(rung)) {
-      finish(Failure{Refusal::DrainFailed,
-                     QStringLiteral("the %1 request could not be written").arg(confirmationName(rung))});
-      return false;
+    if (rung != Confirmation::GfxCaps && Clock::now() < lastFrame() + kStreamGap) {
+      m_deferred = rung; // asked once the stream pauses (evaluate)
+      m_deferredAt = Clock::now();
+      return true;
     }
-    return true;
+    return ask(rung);
   }
   endRung(); // the ladder is climbed: nothing pending any more
   return true;
 }
 
+bool GuestSync::ask(Confirmation rung) {
+  m_rung = rung;
+  m_rungAt = Clock::now();
+  m_result.rungsAsked |= syncRungBit(rung);
+  m_asking = true;
+  if (!m_ask || !m_ask(rung)) {
+    finish(Failure{Refusal::DrainFailed,
+                   QStringLiteral("the %1 request could not be written").arg(confirmationName(rung))});
+    return false;
+  }
+  return true;
+}
+
+GuestSync::Clock::time_point GuestSync::lastFrame() const {
+  std::lock_guard lock(m_mutex);
+  return m_lastFrame;
+}
+
 void GuestSync::cancel() {
   m_timer.stop();
+  m_deferred = Confirmation::SettleOnly;
   ++m_round; // drops wake-ups already posted
   m_done = nullptr;
   {
@@ -114,6 +129,7 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
   {
     std::lock_guard lock(m_mutex);
     const auto now = Clock::now();
+    m_lastFrame = now;
     if (changed)
       m_lastChange = now;
     // A frame that was open when the request went out began before it: what it covers was
@@ -189,6 +205,16 @@ void GuestSync::evaluate() {
     return finish(Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")});
   const auto now = Clock::now();
   const auto until = m_armedAt + m_timing.deadline;
+  // 0. A corner rung waits for a pause in the guest's stream, at most kStreamGapWait.
+  if (m_deferred != Confirmation::SettleOnly) {
+    const auto pauseAt = lastFrame() + kStreamGap;
+    const auto giveUp = std::min(m_deferredAt + kStreamGapWait, until);
+    if (now < pauseAt && now < giveUp)
+      return scheduleAt(std::min(pauseAt, giveUp));
+    if (ask(std::exchange(m_deferred, Confirmation::SettleOnly)))
+      evaluate();
+    return;
+  }
   if (answered && m_result.answerMs < 0) {
     m_result.answerMs = duration_cast<milliseconds>(answeredAt - m_rungAt).count();
     m_result.confirmedBy = m_rung;

@@ -15,6 +15,11 @@
 // un-suppress the pacing held back since the lock began, so no repaint it brings was asked
 // for before the drained input. A frame open when a request went out began before it: its end
 // is no answer, whatever it covers.
+// A corner rung is asked only once the guest's stream has paused for kStreamGap (at most
+// kStreamGapWait): an update covering the corner that the guest sent before it stopped reading
+// (a frozen guest) and that is still arriving would pass for the answer; once nothing has come
+// for a while, nothing sent before is still on its way. A desktop that never pauses is asked
+// after the wait: there the gap stays open, and the guest is not frozen (it keeps sending).
 // Each rung waits answerWait. A rung that went unanswered is remembered for the session and
 // skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
 // shadow and GRD) cost the wait once. An answer ends the round at once (`settled` then only
@@ -58,6 +63,8 @@ public:
   using Timing = SyncTiming;
   using Result = SyncResult;
   using Done = std::function<void(const Outcome<Result>&)>;
+  static constexpr std::chrono::milliseconds kStreamGap{50};
+  static constexpr std::chrono::milliseconds kStreamGapWait{300};
 
   // Writes `rung`'s request (under m_ioMutex, calling armRung() first); false when it could
   // not be written. `asked`: the ladder has no request pending any more (the pacer's own
@@ -97,7 +104,9 @@ public:
 
 private:
   void evaluate();
-  bool askNext(); // false: the request could not be written (the round is finished)
+  bool askNext();              // false: the request could not be written (the round is finished)
+  bool ask(Confirmation rung); // likewise
+  Clock::time_point lastFrame() const;
   void finish(const Outcome<Result>& outcome);
   void wake(); // any thread: evaluate soon on the main thread
   void scheduleAt(Clock::time_point when);
@@ -112,11 +121,13 @@ private:
   Clock::time_point m_armedAt;
   Clock::time_point m_rungAt; // the current rung's request
   Confirmation m_rung = Confirmation::SettleOnly;
-  quint8 m_unanswered = 0;               // rungs that went unanswered at a lock of this session
-  quint8 m_skip = 0;                     // those left out of this round
-  std::array<Confirmation, 3> m_order{}; // the rungs in the order asked
-  std::size_t m_next = 0;                // the next of m_order to consider
-  bool m_asking = false;                 // a rung was asked and the ladder has not ended
+  quint8 m_unanswered = 0;                            // rungs that went unanswered at a lock of this session
+  quint8 m_skip = 0;                                  // those left out of this round
+  std::array<Confirmation, 3> m_order{};              // the rungs in the order asked
+  std::size_t m_next = 0;                             // the next of m_order to consider
+  bool m_asking = false;                              // a rung was asked and the ladder has not ended
+  Confirmation m_deferred = Confirmation::SettleOnly; // a corner rung waiting for the stream to pause
+  Clock::time_point m_deferredAt;
   std::atomic<quint64> m_round{0};
 
   mutable std::mutex m_mutex; // a leaf; guards the fields below
@@ -127,6 +138,7 @@ private:
   bool m_ended = false;
   Clock::time_point m_answeredAt;
   Clock::time_point m_lastChange;
+  Clock::time_point m_lastFrame; // the guest's latest frame end (update) of the session
 };
 
 } // namespace gc

@@ -68,6 +68,8 @@ private slots:
   void connectsWithThePinAndReceivesFrames();
   void opensTheGraphicsPipelineAndSyncsOverIt();
   void syncsOnTheLegacyPathWithoutTheGraphicsPipeline();
+  void aFrozenServerAnswersNoRung_data();
+  void aFrozenServerAnswersNoRung();
   void pointerMoveReachesTheDisplay();
   void refusesAWrongPinBeforeAnyCredentialPdu();
   void wrongPasswordIsAuthFailed();
@@ -355,6 +357,64 @@ void tst_ShadowInterop::syncsOnTheLegacyPathWithoutTheGraphicsPipeline() {
     by.append(GuestSync::confirmationName((*sync)->confirmedBy));
   }
   QCOMPARE(by, (QStringList{QStringLiteral("refresh_rect"), QStringLiteral("refresh_rect")}));
+  QCOMPARE(session.state(), RdpSession::State::Connected);
+  session.abort();
+  stopShadow(); // the next test gets the default server again (init starts it)
+}
+
+// A server that reads nothing more (stopped with SIGSTOP after the session opened: the
+// hostile lane's frozen guest, staged on a server nobody here wrote) answers no rung of the
+// ladder on either graphics path, so only the settle could vouch for it, which the strict
+// lock refuses (GUEST_UNCONFIRMED). Let go again, it answers the next lock as before.
+void tst_ShadowInterop::aFrozenServerAnswersNoRung_data() {
+  QTest::addColumn<bool>("gfx");
+  QTest::newRow("RDPGFX") << true;
+  QTest::newRow("legacy (-gfx)") << false;
+}
+
+void tst_ShadowInterop::aFrozenServerAnswersNoRung() {
+  QFETCH(bool, gfx);
+  stopShadow();
+  QVERIFY(startShadow(gfx ? QStringList() : QStringList{QStringLiteral("-gfx")}));
+  RdpSession session;
+  SessionFrames sessionFrames(session);
+  QSignalSpy frames(&sessionFrames, &SessionFrames::frameUpdated);
+  connectSession(session);
+  QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
+  QCOMPARE(session.channelReport().gfxOpened, gfx);
+  GuestSync::Timing timing;
+  timing.deadline = std::chrono::milliseconds(10000);
+  timing.quiet = std::chrono::milliseconds(300);
+  timing.answerWait = std::chrono::milliseconds(1000);
+  const auto syncOnce = [&] {
+    std::optional<Outcome<GuestSync::Result>> sync;
+    session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
+    if (!QTest::qWaitFor([&] { return sync.has_value(); }, 30000))
+      return Outcome<GuestSync::Result>(Failure{Refusal::DrainTimeout, QStringLiteral("no outcome")});
+    return *sync;
+  };
+  const pid_t pid = pid_t(m_shadow.processId());
+  QVERIFY(pid > 0);
+  QCOMPARE(::kill(pid, SIGSTOP), 0);
+  const Outcome<GuestSync::Result> frozen = syncOnce();
+  QCOMPARE(::kill(pid, SIGCONT), 0);
+  QVERIFY2(frozen.ok(), frozen.ok() ? "" : qPrintable(frozen.failure().toString()));
+  qInfo("FIGURE frozen shadow (%s): by %s, offered %d, asked %d, settled %d in %lld ms",
+        gfx ? "RDPGFX" : "legacy", qPrintable(GuestSync::confirmationName(frozen->confirmedBy)),
+        int(frozen->rungsOffered), int(frozen->rungsAsked), int(frozen->settled), frozen->elapsedMs);
+  QVERIFY(!frozen->answered);
+  QCOMPARE(frozen->confirmedBy, SyncConfirmation::SettleOnly);
+  // Every rung the server offers over this path was asked and went unanswered.
+  const quint8 expected =
+      quint8(syncRungBit(SyncConfirmation::RefreshRect) | syncRungBit(SyncConfirmation::SuppressOutput) |
+             (gfx ? syncRungBit(SyncConfirmation::GfxCaps) : 0));
+  QCOMPARE(int(frozen->rungsAsked), int(expected));
+
+  const Outcome<GuestSync::Result> thawed = syncOnce();
+  QVERIFY2(thawed.ok(), thawed.ok() ? "" : qPrintable(thawed.failure().toString()));
+  qInfo("FIGURE shadow let go again (%s): by %s in %lld ms", gfx ? "RDPGFX" : "legacy",
+        qPrintable(GuestSync::confirmationName(thawed->confirmedBy)), thawed->elapsedMs);
+  QVERIFY(thawed->answered);
   QCOMPARE(session.state(), RdpSession::State::Connected);
   session.abort();
   stopShadow(); // the next test gets the default server again (init starts it)
