@@ -5,6 +5,8 @@
 // differences; and its refusals, each before any state changes.
 #include "ProgressiveEncoder.h"
 #include "rdp/codec/ProgressiveDecoder.h"
+#include "rdp/codec/RfxColor.h"
+#include "rdp/codec/RfxDwt.h"
 #include "tests/auto/rdpcodecprogressive/ProgressiveStreams.h"
 
 #include <QTest>
@@ -15,9 +17,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
 
 using gc::codec::ProgressiveDecoder;
+using gc::codec::RfxColor;
+using gc::codec::RfxDwt;
 using namespace progtest;
 using codectest::Image;
 using codectest::makePicture;
@@ -179,6 +185,42 @@ bool fitSrl(const Region& first, Region& up, uint32_t w, uint32_t h) {
       return true;
   }
   return false;
+}
+
+// Kinds of 16-bit input the vector paths must treat as the scalar one does: the whole range,
+// the extremes alone and side by side (where sums and halvings overflow if widened wrongly),
+// and the small values real tiles hold.
+enum class Values { Uniform, Minimum, Maximum, Alternating, Extremes, Small };
+constexpr Values kAllValues[] = {Values::Uniform,     Values::Minimum,  Values::Maximum,
+                                 Values::Alternating, Values::Extremes, Values::Small};
+
+void fill(int16_t* v, size_t n, Values kind, std::mt19937& rng) {
+  std::uniform_int_distribution<int> any(INT16_MIN, INT16_MAX);
+  std::uniform_int_distribution<int> small(-300, 300);
+  const int16_t extremes[] = {INT16_MIN, INT16_MAX, -1, 0, 1, INT16_MIN + 1, INT16_MAX - 1};
+  std::uniform_int_distribution<size_t> pick(0, std::size(extremes) - 1);
+  for (size_t i = 0; i < n; ++i) {
+    switch (kind) {
+    case Values::Uniform:
+      v[i] = int16_t(any(rng));
+      break;
+    case Values::Minimum:
+      v[i] = INT16_MIN;
+      break;
+    case Values::Maximum:
+      v[i] = INT16_MAX;
+      break;
+    case Values::Alternating:
+      v[i] = (i % 2) ? INT16_MAX : INT16_MIN;
+      break;
+    case Values::Extremes:
+      v[i] = extremes[pick(rng)];
+      break;
+    case Values::Small:
+      v[i] = int16_t(small(rng));
+      break;
+    }
+  }
 }
 
 } // namespace
@@ -385,6 +427,71 @@ private slots:
     QVERIFY(gc::front::isViolation(res));
     QCOMPARE(std::get<gc::front::Violation>(res).kind, gc::front::Violation::Kind::Resource);
     QCOMPARE(tight.tiles(), size_t(0));
+  }
+
+  void vectorDwtEqualsTheScalarPathOnAnyCoefficients() {
+    std::mt19937 rng(0x5EED);
+    std::vector<int16_t> in(RfxDwt::kCoefficients), fast(in.size()), slow(in.size()), temp(in.size());
+    for (bool extrapolate : {false, true})
+      for (Values kind : kAllValues)
+        for (int round = 0; round < 50; ++round) {
+          fill(in.data(), in.size(), kind, rng);
+          fast = in;
+          slow = in;
+          if (extrapolate) {
+            RfxDwt::inverseExtrapolate(fast.data(), temp.data(), RfxDwt::Path::Fastest);
+            RfxDwt::inverseExtrapolate(slow.data(), temp.data(), RfxDwt::Path::Scalar);
+          } else {
+            RfxDwt::inverseClassic(fast.data(), temp.data(), RfxDwt::Path::Fastest);
+            RfxDwt::inverseClassic(slow.data(), temp.data(), RfxDwt::Path::Scalar);
+          }
+          size_t at = 0;
+          while (at < in.size() && fast[at] == slow[at])
+            ++at;
+          if (at != in.size())
+            QFAIL(qPrintable(QStringLiteral("%1 DWT, kind %2, round %3: sample %4 is %5, not %6")
+                                 .arg(extrapolate ? "extrapolate" : "classic")
+                                 .arg(int(kind))
+                                 .arg(round)
+                                 .arg(at)
+                                 .arg(fast[at])
+                                 .arg(slow[at])));
+        }
+  }
+
+  void vectorColourEqualsTheScalarPathOnAnySamples() {
+    std::mt19937 rng(0xC01);
+    constexpr size_t kPlane = size_t(RfxColor::kSide) * RfxColor::kSide;
+    std::vector<int16_t> planes(3 * kPlane);
+    const size_t stride = RfxColor::kSide * 4 + 12;
+    std::vector<uint8_t> fast(stride * RfxColor::kSide), slow(fast.size());
+    std::uniform_int_distribution<int> anyByte(0, 255);
+    for (Values kind : kAllValues)
+      for (uint32_t columns : {64u, 37u, 16u, 5u})
+        for (bool keepX : {false, true})
+          for (int round = 0; round < 20; ++round) {
+            for (size_t c = 0; c < 3; ++c)
+              fill(planes.data() + c * kPlane, kPlane, c == 0 && round % 2 ? Values::Uniform : kind, rng);
+            for (uint8_t& b : fast)
+              b = uint8_t(anyByte(rng));
+            slow = fast;
+            const uint32_t rows = columns == 64 ? 64 : 33;
+            RfxColor::toBgrx(planes.data(), planes.data() + kPlane, planes.data() + 2 * kPlane, fast.data(),
+                             stride, columns, rows, keepX, RfxColor::Path::Fastest);
+            RfxColor::toBgrx(planes.data(), planes.data() + kPlane, planes.data() + 2 * kPlane, slow.data(),
+                             stride, columns, rows, keepX, RfxColor::Path::Scalar);
+            size_t at = 0;
+            while (at < fast.size() && fast[at] == slow[at])
+              ++at;
+            if (at != fast.size())
+              QFAIL(qPrintable(QStringLiteral("kind %1, %2 columns, keepX %3: byte %4 is %5, not %6")
+                                   .arg(int(kind))
+                                   .arg(columns)
+                                   .arg(keepX)
+                                   .arg(at)
+                                   .arg(fast[at])
+                                   .arg(slow[at])));
+          }
   }
 
   void measuresA1080pFrameAgainstFreeRdp() {
