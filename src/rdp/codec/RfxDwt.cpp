@@ -93,12 +93,43 @@ template <class A> void classicRows(const int16_t* buffer, int16_t* idwt, size_t
   }
 }
 
-// The vertical half of a classic level on the columns [from, to) of the 2w-wide block,
-// A::kWidth columns at a time.
-template <class A>
-void classicColumns(int16_t* buffer, const int16_t* idwt, size_t w, size_t from, size_t to) {
+#if defined(__SSE2__)
+// classicRows on eight coefficients of a row at a time (w is 8, 16 or 32): the even outputs
+// E[n] = L[n] - halfUp(H[n-1], H[n]) (H[-1] = H[0]) and the odd ones
+// O[n] = 2 H[n] + halfDown(E[n], E[n+1]) (E[w] = E[w-1]), interleaved.
+void classicRowSse2(const int16_t* low, const int16_t* high, int16_t* dst, size_t w) {
+  using A = Sse2;
+  int16_t even[32 + 8];
+  const __m128i first = _mm_set_epi16(0, 0, 0, 0, 0, 0, 0, -1);
+  for (size_t n = 0; n < w; n += 8) {
+    const __m128i h = A::load(high + n);
+    const __m128i before =
+        n ? A::load(high + n - 1) : _mm_or_si128(_mm_slli_si128(h, 2), _mm_and_si128(h, first));
+    A::store(even + n, A::sub(A::load(low + n), A::halfUp(before, h)));
+  }
+  even[w] = even[w - 1];
+  for (size_t n = 0; n < w; n += 8) {
+    const __m128i e = A::load(even + n);
+    const __m128i o = A::add(A::twice(A::load(high + n)), A::halfDown(e, A::load(even + n + 1)));
+    A::store(dst + 2 * n, _mm_unpacklo_epi16(e, o));
+    A::store(dst + 2 * n + 8, _mm_unpackhi_epi16(e, o));
+  }
+}
+
+void classicRowsSse2(const int16_t* buffer, int16_t* idwt, size_t w) {
   const size_t total = w << 1;
-  for (size_t x = from; x + A::kWidth <= to; x += A::kWidth) {
+  for (size_t y = 0; y < w; ++y) {
+    classicRowSse2(buffer + w * w * 3 + y * w, buffer + y * w, idwt + y * total, w);
+    classicRowSse2(buffer + w * w + y * w, buffer + w * w * 2 + y * w, idwt + w * w * 2 + y * total, w);
+  }
+}
+#endif
+
+// The vertical half of a classic level, A::kWidth of the 2w columns at a time (2w is a
+// multiple of eight).
+template <class A> void classicColumns(int16_t* buffer, const int16_t* idwt, size_t w) {
+  const size_t total = w << 1;
+  for (size_t x = 0; x < total; x += A::kWidth) {
     const int16_t* l = idwt + x;
     const int16_t* h = idwt + x + w * total;
     int16_t* dst = buffer + x;
@@ -123,17 +154,17 @@ void classicColumns(int16_t* buffer, const int16_t* idwt, size_t w, size_t from,
 // One level of the classic transform: four bands of side `w` into a 2w x 2w block at the
 // same place.
 void classicLevel(int16_t* buffer, int16_t* idwt, size_t w, RfxDwt::Path path) {
-  classicRows<Scalar>(buffer, idwt, w);
-  size_t done = 0;
 #if defined(__SSE2__)
   if (path == RfxDwt::Path::Fastest) {
-    done = (2 * w) / Sse2::kWidth * Sse2::kWidth;
-    classicColumns<Sse2>(buffer, idwt, w, 0, done);
+    classicRowsSse2(buffer, idwt, w);
+    classicColumns<Sse2>(buffer, idwt, w);
+    return;
   }
 #else
   (void)path;
 #endif
-  classicColumns<Scalar>(buffer, idwt, w, done, 2 * w);
+  classicRows<Scalar>(buffer, idwt, w);
+  classicColumns<Scalar>(buffer, idwt, w);
 }
 
 // One 1-D reduce-extrapolate synthesis of `lowCount` low and `highCount` high coefficients
