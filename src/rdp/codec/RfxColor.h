@@ -24,8 +24,9 @@ public:
 
   enum class Path { Fastest, Scalar };
 
-  // `dst` holds `rows` x `columns` BGRX pixels `stride` bytes apart (columns, rows <= 64): the
-  // top-left part of the tile. With keepX the fourth byte of every pixel is left as it was.
+  // `dst` holds `rows` x `columns` BGRX pixels `stride` bytes apart (columns, rows <= 64): a part
+  // of the tile whose first sample y, cb and cr point at, rows kSide samples apart. With keepX
+  // the fourth byte of every pixel is left as it was.
   static void toBgrx(const int16_t* y, const int16_t* cb, const int16_t* cr, uint8_t* dst, size_t stride,
                      uint32_t columns, uint32_t rows, bool keepX, Path path = Path::Fastest);
 };
