@@ -96,6 +96,17 @@ protected:
              "takes modulo 2^32 and then drops as a length mismatch (MS-RDPEGFX "
              "RFX_PROGRESSIVE_TILE_UPGRADE: "
              "an upgrade adds the bit planes between the tile's quality and a higher one)";
+    // progressive_decompress_tile_first/_upgrade return an error for such a tile, which
+    // progressive_process_tiles_tile_work_callback drops: the tile is skipped, the stream succeeds.
+    if (rule == "quantization index out of range")
+      return "FreeRDP too lenient: a tile whose quantization index is beyond the region's tables, which "
+             "FreeRDP logs and skips (MS-RDPEGFX RFX_PROGRESSIVE_TILE_SIMPLE/FIRST/UPGRADE: quantIdxY, "
+             "quantIdxCb, quantIdxCr index the region's quantVals)";
+    if (rule == "quality index out of range")
+      return "FreeRDP too lenient: a tile whose quality is neither 0xFF nor an index of the region's "
+             "progressive tables, which FreeRDP logs and skips (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_TILE_FIRST/UPGRADE: "
+             "quality indexes quantProgVals)";
     return nullptr;
   }
   // On an ARGB surface the console keeps the alpha the surface had (progressive carries none);
