@@ -107,6 +107,10 @@ protected:
              "progressive tables, which FreeRDP logs and skips (MS-RDPEGFX "
              "RFX_PROGRESSIVE_TILE_FIRST/UPGRADE: "
              "quality indexes quantProgVals)";
+    // progressive_wb_frame_begin sets a flag that nothing checks when the stream ends.
+    if (rule == "frame not ended")
+      return "FreeRDP too lenient: a frame begun and never ended, which FreeRDP decodes as if it had ended "
+             "(MS-RDPEGFX RFX_PROGRESSIVE_FRAME_END: it ends the frame its FRAME_BEGIN opened)";
     return nullptr;
   }
   // On an ARGB surface the console keeps the alpha the surface had (progressive carries none);
