@@ -20,7 +20,8 @@ constexpr int kDqGr = 3;
 
 // A run of equal bits (zeros or ones) from the current position, consumed, and the bit that
 // ends it. The run may not pass the stream's end; the caller sees that through remaining().
-uint64_t countRun(RfxBits& bits, bool ones) {
+// Inlined: it runs once or twice per coefficient.
+[[gnu::always_inline]] inline uint64_t countRun(RfxBits& bits, bool ones) {
   uint64_t run = 0;
   for (;;) {
     const uint32_t window = ones ? ~bits.peek32() : bits.peek32();
