@@ -111,6 +111,11 @@ protected:
     if (rule == "frame not ended")
       return "FreeRDP too lenient: a frame begun and never ended, which FreeRDP decodes as if it had ended "
              "(MS-RDPEGFX RFX_PROGRESSIVE_FRAME_END: it ends the frame its FRAME_BEGIN opened)";
+    // progressive_tile_read_upgrade/_read grow the tile cache by 1024 slots as tiles come.
+    if (rule == "more tiles than the surface has")
+      return "FreeRDP too lenient: a region of more tiles than the surface's grid holds, so one tile at "
+             "least twice or beyond the grid, which FreeRDP decodes (MS-RDPEGFX RFX_PROGRESSIVE_REGION: "
+             "numTiles tiles, each a tile of the region's grid)";
     return nullptr;
   }
   // On an ARGB surface the console keeps the alpha the surface had (progressive carries none);
