@@ -53,6 +53,10 @@ struct Sse2 {
     return _mm_add_epi16(f, _mm_and_si128(_mm_srli_epi16(f, 15), _mm_xor_si128(a, b)));
   }
   static V halfTowardsZero(V a) { return _mm_srai_epi16(_mm_add_epi16(a, _mm_srli_epi16(a, 15)), 1); }
+  // The eight values before p[0..7] of a row whose element -1 is taken as its element 0.
+  static V previousAtStart(V v) {
+    return _mm_or_si128(_mm_slli_si128(v, 2), _mm_and_si128(v, _mm_set_epi16(0, 0, 0, 0, 0, 0, 0, -1)));
+  }
 };
 #endif
 
@@ -100,11 +104,9 @@ template <class A> void classicRows(const int16_t* buffer, int16_t* idwt, size_t
 void classicRowSse2(const int16_t* low, const int16_t* high, int16_t* dst, size_t w) {
   using A = Sse2;
   int16_t even[32 + 8];
-  const __m128i first = _mm_set_epi16(0, 0, 0, 0, 0, 0, 0, -1);
   for (size_t n = 0; n < w; n += 8) {
     const __m128i h = A::load(high + n);
-    const __m128i before =
-        n ? A::load(high + n - 1) : _mm_or_si128(_mm_slli_si128(h, 2), _mm_and_si128(h, first));
+    const __m128i before = n ? A::load(high + n - 1) : A::previousAtStart(h);
     A::store(even + n, A::sub(A::load(low + n), A::halfUp(before, h)));
   }
   even[w] = even[w - 1];
@@ -169,17 +171,19 @@ void classicLevel(int16_t* buffer, int16_t* idwt, size_t w, RfxDwt::Path path) {
 
 // One 1-D reduce-extrapolate synthesis of `lowCount` low and `highCount` high coefficients
 // (lowCount is highCount + 1 or + 2), reading each with its step and writing with dstStep;
-// A::kWidth such lines side by side. Divisions are C's (towards zero), as FreeRDP's.
+// A::kWidth such lines side by side. Divisions are C's (towards zero), as FreeRDP's. From
+// `from` on: the outputs before 2 * from are the caller's.
 template <class A>
 inline void extrapolateLine(const int16_t* pL, size_t lStep, const int16_t* pH, size_t hStep, int16_t* pX,
-                            size_t xStep, size_t lowCount, size_t highCount) {
-  auto h0 = A::load(pH);
-  pH += hStep;
-  auto l0 = A::load(pL);
-  pL += lStep;
-  auto x0 = A::sub(l0, h0);
+                            size_t xStep, size_t lowCount, size_t highCount, size_t from = 0) {
+  auto h0 = A::load(pH + from * hStep);
+  auto l0 = A::load(pL + from * lStep);
+  auto x0 = from ? A::sub(l0, A::halfTowardsZero(A::load(pH + (from - 1) * hStep), h0)) : A::sub(l0, h0);
+  pH += (from + 1) * hStep;
+  pL += (from + 1) * lStep;
+  pX += 2 * from * xStep;
   auto x2 = x0;
-  for (size_t j = 0; j + 1 < highCount; ++j) {
+  for (size_t j = from; j + 1 < highCount; ++j) {
     const auto h1 = A::load(pH);
     pH += hStep;
     l0 = A::load(pL);
@@ -215,6 +219,27 @@ inline void extrapolateLine(const int16_t* pL, size_t lStep, const int16_t* pH, 
   }
 }
 
+#if defined(__SSE2__)
+// extrapolateLine along one row, eight outputs of each parity at a time while every value a
+// lane reads lies inside the row: E[k] = l[k] - tz(h[k-1], h[k]) (h[-1] = h[0]) and
+// O[k] = tz(E[k], E[k+1]) + 2 h[k], tz being C's halving, interleaved; the scalar line does
+// the rest from there.
+void extrapolateRowSse2(const int16_t* l, const int16_t* h, int16_t* x, size_t nL, size_t nH) {
+  using A = Sse2;
+  size_t k = 0;
+  for (; k + 9 <= nH; k += 8) {
+    const __m128i hk = A::load(h + k);
+    const __m128i before = k ? A::load(h + k - 1) : A::previousAtStart(hk);
+    const __m128i even = A::sub(A::load(l + k), A::halfTowardsZero(before, hk));
+    const __m128i evenNext = A::sub(A::load(l + k + 1), A::halfTowardsZero(hk, A::load(h + k + 1)));
+    const __m128i odd = A::add(A::halfTowardsZero(even, evenNext), A::twice(hk));
+    A::store(x + 2 * k, _mm_unpacklo_epi16(even, odd));
+    A::store(x + 2 * k + 8, _mm_unpackhi_epi16(even, odd));
+  }
+  extrapolateLine<Scalar>(l, 1, h, 1, x, 1, nL, nH, k);
+}
+#endif
+
 size_t lowCount(int level) {
   return (64u >> level) + 1;
 }
@@ -232,20 +257,27 @@ void extrapolateLevel(int16_t* buffer, int16_t* temp, int level, RfxDwt::Path pa
   const size_t step = nL + nH;
   int16_t* l = temp;
   int16_t* h = temp + nL * step;
-  // Horizontal: LL + HL -> L (nL rows), LH + HH -> H (nH rows).
-  for (size_t i = 0; i < nL; ++i)
-    extrapolateLine<Scalar>(ll + i * nL, 1, hl + i * nH, 1, l + i * step, 1, nL, nH);
-  for (size_t i = 0; i < nH; ++i)
-    extrapolateLine<Scalar>(lh + i * nL, 1, hh + i * nH, 1, h + i * step, 1, nL, nH);
-  // Vertical: L + H -> the level's output, column by column (eight at a time where it can).
+  // Horizontal: LL + HL -> L (nL rows), LH + HH -> H (nH rows). Vertical: L + H -> the
+  // level's output, column by column (eight at a time where it can).
   size_t i = 0;
 #if defined(__SSE2__)
-  if (path == RfxDwt::Path::Fastest)
+  if (path == RfxDwt::Path::Fastest) {
+    for (size_t r = 0; r < nL; ++r)
+      extrapolateRowSse2(ll + r * nL, hl + r * nH, l + r * step, nL, nH);
+    for (size_t r = 0; r < nH; ++r)
+      extrapolateRowSse2(lh + r * nL, hh + r * nH, h + r * step, nL, nH);
     for (; i + Sse2::kWidth <= step; i += Sse2::kWidth)
       extrapolateLine<Sse2>(l + i, step, h + i, step, buffer + i, step, nL, nH);
+  } else
 #else
   (void)path;
 #endif
+  {
+    for (size_t r = 0; r < nL; ++r)
+      extrapolateLine<Scalar>(ll + r * nL, 1, hl + r * nH, 1, l + r * step, 1, nL, nH);
+    for (size_t r = 0; r < nH; ++r)
+      extrapolateLine<Scalar>(lh + r * nL, 1, hh + r * nH, 1, h + r * step, 1, nL, nH);
+  }
   for (; i < step; ++i)
     extrapolateLine<Scalar>(l + i, step, h + i, step, buffer + i, step, nL, nH);
 }
