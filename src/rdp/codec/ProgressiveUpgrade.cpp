@@ -97,6 +97,10 @@ bool ProgressiveUpgrade::apply(std::span<const uint8_t> srlBytes, std::span<cons
       continue;
     }
     for (uint32_t i = 0; i < count; ++i) {
+      if (s[i] == 0 && srl.nz) { // a zero of the pending run: the coefficient stays as it is
+        --srl.nz;
+        continue;
+      }
       int32_t input = 0;
       if (s[i] > 0) {
         input = int32_t(raw.take(n));
