@@ -96,12 +96,26 @@ protected:
              "takes modulo 2^32 and then drops as a length mismatch (MS-RDPEGFX "
              "RFX_PROGRESSIVE_TILE_UPGRADE: "
              "an upgrade adds the bit planes between the tile's quality and a higher one)";
-    // progressive_decompress keeps no account of frames at the stream's end: a FRAME_BEGIN is
-    // a flag it sets, and what the regions read so far drew stays drawn.
+    // progressive_decompress_tile_first/_upgrade return an error for such a tile, which
+    // progressive_process_tiles_tile_work_callback drops: the tile is skipped, the stream succeeds.
+    if (rule == "quantization index out of range")
+      return "FreeRDP too lenient: a tile whose quantization index is beyond the region's tables, which "
+             "FreeRDP logs and skips (MS-RDPEGFX RFX_PROGRESSIVE_TILE_SIMPLE/FIRST/UPGRADE: quantIdxY, "
+             "quantIdxCb, quantIdxCr index the region's quantVals)";
+    if (rule == "quality index out of range")
+      return "FreeRDP too lenient: a tile whose quality is neither 0xFF nor an index of the region's "
+             "progressive tables, which FreeRDP logs and skips (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_TILE_FIRST/UPGRADE: "
+             "quality indexes quantProgVals)";
+    // progressive_wb_frame_begin sets a flag that nothing checks when the stream ends.
     if (rule == "frame not ended")
-      return "FreeRDP too lenient: a stream that ends inside the frame it began (no FRAME_END), which "
-             "FreeRDP takes as far as it got (MS-RDPEGFX RFX_PROGRESSIVE_FRAME_END: it ends the frame a "
-             "FRAME_BEGIN began; only the region count may fall short)";
+      return "FreeRDP too lenient: a frame begun and never ended, which FreeRDP decodes as if it had ended "
+             "(MS-RDPEGFX RFX_PROGRESSIVE_FRAME_END: it ends the frame its FRAME_BEGIN opened)";
+    // progressive_tile_read_upgrade/_read grow the tile cache by 1024 slots as tiles come.
+    if (rule == "more tiles than the surface has")
+      return "FreeRDP too lenient: a region of more tiles than the surface's grid holds, so one tile at "
+             "least twice or beyond the grid, which FreeRDP decodes (MS-RDPEGFX RFX_PROGRESSIVE_REGION: "
+             "numTiles tiles, each a tile of the region's grid)";
     return nullptr;
   }
   // On an ARGB surface the console keeps the alpha the surface had (progressive carries none);

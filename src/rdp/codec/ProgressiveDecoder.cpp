@@ -377,8 +377,6 @@ ProgressiveDecoder::~ProgressiveDecoder() {
     secureZero(m_scratch.get(), sizeof(int16_t) * kN * 4);
   if (m_signScratch)
     secureZero(m_signScratch.get(), kN * 3);
-  if (m_pixels)
-    secureZero(m_pixels.get(), kTileSide * kTileSide * 4);
 }
 
 ProgressiveDecoder::Surface* ProgressiveDecoder::find(uint16_t surfaceId) {
@@ -447,25 +445,18 @@ void ProgressiveDecoder::render(const Surface& s, size_t index, const Pixels& ou
     else
       RfxDwt::inverseClassic(buf, temp);
   }
-  uint8_t* px = m_pixels.get();
-  RfxColor::toBgrx(m_scratch.get(), m_scratch.get() + kN, m_scratch.get() + 2 * kN, px, kTileSide * 4,
-                   kTileSide, kTileSide, false);
+  // Each rectangle's part of the tile goes from the planes straight into the output (the planes
+  // are 64 samples a row, so the part's top-left sample is its offset into them).
+  const int16_t* planes = m_scratch.get();
   for (const Rect& r : m_rects) {
     const uint32_t left = std::max(r.x, tx), top = std::max(r.y, ty);
     const uint32_t right = std::min({r.x + r.width, tx + kTileSide, out.width});
     const uint32_t bottom = std::min({r.y + r.height, ty + kTileSide, out.height});
     if (left >= right || top >= bottom)
       continue;
-    for (uint32_t y = top; y < bottom; ++y) {
-      const uint8_t* src = px + (size_t(y - ty) * kTileSide + (left - tx)) * 4;
-      uint8_t* dst = out.at(left, y);
-      if (!keepX) {
-        std::memcpy(dst, src, size_t(right - left) * 4);
-      } else {
-        for (uint32_t x = left; x < right; ++x, src += 4, dst += 4)
-          dst[0] = src[0], dst[1] = src[1], dst[2] = src[2];
-      }
-    }
+    const size_t offset = size_t(top - ty) * kTileSide + (left - tx);
+    RfxColor::toBgrx(planes + offset, planes + kN + offset, planes + 2 * kN + offset, out.at(left, top),
+                     out.stride, right - left, bottom - top, keepX);
     touched.push_back({left, top, right - left, bottom - top});
   }
 }
@@ -500,8 +491,7 @@ Checked<Ok> ProgressiveDecoder::decode(uint16_t surfaceId, std::span<const uint8
   if (!m_scratch) {
     m_scratch.reset(new (std::nothrow) int16_t[kN * 4]);
     m_signScratch.reset(new (std::nothrow) int8_t[kN * 3]);
-    m_pixels.reset(new (std::nothrow) uint8_t[kTileSide * kTileSide * 4]);
-    if (!m_scratch || !m_signScratch || !m_pixels)
+    if (!m_scratch || !m_signScratch)
       return Violation::resource(kPdu, "storage could not be allocated");
   }
 
@@ -530,17 +520,15 @@ Checked<Ok> ProgressiveDecoder::decode(uint16_t surfaceId, std::span<const uint8
       }
     } else {
       for (size_t c = 0; c < 3; ++c) {
-        int16_t* buf = m_scratch.get();
+        // A difference adds to the tile; anything else replaces it, so decodes in place.
+        int16_t* buf = job.difference ? m_scratch.get() : tile.current[c];
         Rlgr::decode(Rlgr::Mode::Rlgr1, job.data[c], std::span<int16_t>(buf, kN));
         for (size_t i = 0; i < kN; ++i)
           tile.sign[c][i] = int8_t(buf[i] > 0 ? 1 : buf[i] < 0 ? -1 : 0);
         Q::dequantize(buf, job.bitPos[c], job.extrapolate);
-        if (job.difference) {
+        if (job.difference)
           for (size_t i = 0; i < kN; ++i)
             tile.current[c][i] = saturatingAdd(buf[i], tile.current[c][i]);
-        } else {
-          std::memcpy(tile.current[c], buf, sizeof(int16_t) * kN);
-        }
       }
     }
     std::copy(job.bitPos, job.bitPos + 3, tile.bitPos);

@@ -90,7 +90,6 @@ private:
   std::vector<uint32_t> m_drawn;
   std::unique_ptr<int16_t[]> m_scratch; // 3 components x 4096, plus 4096 of DWT temp
   std::unique_ptr<int8_t[]> m_signScratch;
-  std::unique_ptr<uint8_t[]> m_pixels; // one 64x64 BGRX tile
 };
 
 } // namespace gc::codec

@@ -3,6 +3,7 @@
 #include "rdp/codec/RfxBits.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace gc::codec {
 
@@ -45,12 +46,19 @@ struct Srl {
     kp = kp < 6 ? 0 : kp - 6;
     if (numBits == 1)
       return negative ? -1 : 1;
+    // Unary: each 0 adds one, a 1 ends it, and it stops unread at max. Up to 32 bits a read.
     uint32_t mag = 1;
     const uint32_t max = (1u << numBits) - 1;
     while (mag < max) {
-      if (bits.bit())
+      const uint32_t limit = std::min<uint32_t>(max - mag, 32);
+      const uint32_t zeros = uint32_t(std::countl_zero(bits.peek32()));
+      if (zeros < limit) {
+        bits.skip(zeros + 1);
+        mag += zeros;
         break;
-      ++mag;
+      }
+      bits.skip(limit);
+      mag += limit;
     }
     return negative ? int16_t(-int32_t(mag)) : int16_t(mag);
   }
@@ -89,6 +97,10 @@ bool ProgressiveUpgrade::apply(std::span<const uint8_t> srlBytes, std::span<cons
       continue;
     }
     for (uint32_t i = 0; i < count; ++i) {
+      if (s[i] == 0 && srl.nz) { // a zero of the pending run: the coefficient stays as it is
+        --srl.nz;
+        continue;
+      }
       int32_t input = 0;
       if (s[i] > 0) {
         input = int32_t(raw.take(n));

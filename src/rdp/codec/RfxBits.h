@@ -7,36 +7,43 @@
 // Thread: a value type; any thread.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 namespace gc::codec {
 
 class RfxBits {
 public:
-  explicit RfxBits(std::span<const uint8_t> bytes) : m_bytes(bytes), m_bits(uint64_t(bytes.size()) * 8) {
-    refill();
-  }
+  explicit RfxBits(std::span<const uint8_t> bytes) : m_bytes(bytes), m_bits(uint64_t(bytes.size()) * 8) {}
 
-  // The 32 bits from the current position, MSB first; zeros past the end.
-  uint32_t peek32() const { return uint32_t(m_cache >> 32); }
+  // The 32 bits from the current position, MSB first; zeros past the end. Read straight from
+  // the bytes (eight at a time away from the end) so that consuming is only an addition.
+  uint32_t peek32() const {
+    const uint64_t at = m_pos >> 3;
+    uint64_t word = 0;
+    if (at + 8 <= m_bytes.size()) {
+      std::memcpy(&word, m_bytes.data() + at, 8);
+      if constexpr (std::endian::native == std::endian::little)
+        word = __builtin_bswap64(word);
+    } else {
+      for (uint64_t i = 0; i < 8; ++i)
+        word = (word << 8) | (at + i < m_bytes.size() ? m_bytes[size_t(at + i)] : 0u);
+    }
+    return uint32_t((word << (m_pos & 7)) >> 32);
+  }
   // The next n bits (n <= 31) as an unsigned value, consumed.
   uint32_t take(unsigned n) {
     if (n == 0)
       return 0;
     const uint32_t v = peek32() >> (32 - n);
-    consume(n);
+    m_pos += n;
     return v;
   }
   bool bit() { return take(1) != 0; }
-  void skip(uint64_t n) {
-    while (n > 32) {
-      consume(32);
-      n -= 32;
-    }
-    consume(unsigned(n));
-  }
+  void skip(uint64_t n) { m_pos += n; }
 
   uint64_t position() const { return m_pos; }
   uint64_t sizeBits() const { return m_bits; }
@@ -44,31 +51,9 @@ public:
   uint64_t remaining() const { return m_pos < m_bits ? m_bits - m_pos : 0; }
 
 private:
-  // The cache holds the bits from m_pos at its top, at least 32 of them valid (zeros past the
-  // end count as valid).
-  void consume(unsigned n) {
-    if (n == 0)
-      return;
-    m_cache <<= n;
-    m_valid -= n;
-    m_pos += n;
-    refill();
-  }
-  void refill() {
-    while (m_valid <= 56) {
-      const uint64_t byte = m_next < m_bytes.size() ? m_bytes[m_next] : 0u;
-      ++m_next;
-      m_cache |= byte << (56 - m_valid);
-      m_valid += 8;
-    }
-  }
-
   std::span<const uint8_t> m_bytes;
   uint64_t m_bits = 0;
   uint64_t m_pos = 0;
-  uint64_t m_cache = 0;
-  size_t m_next = 0;    // the next byte to load into the cache
-  unsigned m_valid = 0; // bits of the cache that hold stream bits (or the zeros after it)
 };
 
 } // namespace gc::codec

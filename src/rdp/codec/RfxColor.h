@@ -5,6 +5,11 @@
 // shifted off and the result clamped to 0..255. (FreeRDP's SIMD primitives round differently;
 // its C path is what we are measured against.)
 //
+// Where the target has SSE2, sixteen pixels go at a time in 16-bit lanes: the narrowed sum is
+// bits 16..31 of the 32-bit products plus Y, so each product's high half (with the constant
+// split into a 16-bit part and whole multiples of 2^16) gives the same bits for every input.
+// Path::Scalar keeps the pixel-at-a-time path reachable, for the test that proves that.
+//
 // Thread: stateless; any thread.
 #pragma once
 
@@ -17,10 +22,13 @@ class RfxColor {
 public:
   static constexpr int kSide = 64;
 
-  // `dst` holds `rows` x `columns` BGRX pixels `stride` bytes apart (columns, rows <= 64): the
-  // top-left part of the tile. With keepX the fourth byte of every pixel is left as it was.
+  enum class Path { Fastest, Scalar };
+
+  // `dst` holds `rows` x `columns` BGRX pixels `stride` bytes apart (columns, rows <= 64): a part
+  // of the tile whose first sample y, cb and cr point at, rows kSide samples apart. With keepX
+  // the fourth byte of every pixel is left as it was.
   static void toBgrx(const int16_t* y, const int16_t* cb, const int16_t* cr, uint8_t* dst, size_t stride,
-                     uint32_t columns, uint32_t rows, bool keepX);
+                     uint32_t columns, uint32_t rows, bool keepX, Path path = Path::Fastest);
 };
 
 } // namespace gc::codec

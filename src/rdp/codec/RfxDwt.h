@@ -9,6 +9,12 @@
 //   3807, 3879, 3951, 4015.
 // The output is the tile's 64x64 samples, row-major.
 //
+// Where the target has SSE2 the column and row passes run eight coefficients at a time in
+// 16-bit lanes (the last few of a reduce-extrapolate row, which its odd length leaves, one at
+// a time): every step is either a sum (exact modulo 2^16, as the narrowing is) or a halving
+// that has an exact 16-bit form, so the result equals the scalar path for every input.
+// Path::Scalar keeps the one-at-a-time path reachable, for the test that proves that.
+//
 // Thread: stateless; any thread (the caller owns both buffers).
 #pragma once
 
@@ -20,9 +26,11 @@ class RfxDwt {
 public:
   static constexpr int kCoefficients = 4096;
 
+  enum class Path { Fastest, Scalar };
+
   // `temp` holds kCoefficients values of scratch.
-  static void inverseClassic(int16_t* coefficients, int16_t* temp);
-  static void inverseExtrapolate(int16_t* coefficients, int16_t* temp);
+  static void inverseClassic(int16_t* coefficients, int16_t* temp, Path path = Path::Fastest);
+  static void inverseExtrapolate(int16_t* coefficients, int16_t* temp, Path path = Path::Fastest);
 };
 
 } // namespace gc::codec

@@ -20,7 +20,8 @@ constexpr int kDqGr = 3;
 
 // A run of equal bits (zeros or ones) from the current position, consumed, and the bit that
 // ends it. The run may not pass the stream's end; the caller sees that through remaining().
-uint64_t countRun(RfxBits& bits, bool ones) {
+// Inlined: it runs once or twice per coefficient.
+[[gnu::always_inline]] inline uint64_t countRun(RfxBits& bits, bool ones) {
   uint64_t run = 0;
   for (;;) {
     const uint32_t window = ones ? ~bits.peek32() : bits.peek32();
@@ -58,12 +59,10 @@ bool Rlgr::decode(Mode mode, std::span<const uint8_t> in, std::span<int16_t> out
   // stream ends inside it.
   auto grCode = [&](uint32_t& code) {
     const uint64_t vk = countRun(bits, true);
-    if (bits.remaining() < 1)
+    // The 0 that ends the prefix and the kr-bit remainder, in one read.
+    if (bits.remaining() < uint64_t(kr) + 1)
       return false;
-    bits.skip(1);
-    if (bits.remaining() < uint64_t(kr))
-      return false;
-    code = uint32_t(bits.take(unsigned(kr)));
+    code = bits.take(unsigned(kr) + 1);
     code = uint16_t(code | uint32_t(vk << kr)); // FreeRDP keeps the code in 16 bits
     if (vk == 0) {
       krp = std::max(krp - 2, 0);
@@ -88,12 +87,12 @@ bool Rlgr::decode(Mode mode, std::span<const uint8_t> in, std::span<int16_t> out
         kp = std::min(kp + kUpGr, kKpMax);
         k = kp >> kLsgr;
       }
-      if (bits.remaining() < uint64_t(k))
+      // The run's k-bit remainder and the sign bit after it, in one read.
+      if (bits.remaining() < uint64_t(k) + 1)
         break;
-      run += bits.take(unsigned(k));
-      if (bits.remaining() < 1)
-        break;
-      const bool negative = bits.bit();
+      const uint32_t tail = bits.take(unsigned(k) + 1);
+      run += tail >> 1;
+      const bool negative = (tail & 1) != 0;
       uint32_t code = 0;
       if (!grCode(code))
         break;
