@@ -418,6 +418,35 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   // ---- issue 25: type_text and scroll through the real console, one run each -------------------
   // The X session outlives the disconnect for at least 60 s (below), so the next logins of the
   // account reconnect to it: the same xterm, its shell still writing ~/typed.
+  // ---- a frozen xrdp (SIGSTOP) answers nothing: the strict lock fails closed --------------
+  {
+    const con2 = proc('console', BIN.console, ['open', '--grant', issueGrant(path.join(WORK, 'grant-frozen.json')), ...global]);
+    const r2 = await con2.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000).catch(() => null);
+    let verdict = null, lockMs = null;
+    if (r2 && r2.event === 'ready') {
+      await con2.waitFor((e) => e.event === 'credentials_required', 30000);
+      con2.send({ cmd: 'credentials', username: USER, password: PASSWORD, domain: '' });
+      const inSetup = await con2.waitFor((e) => e.event === 'phase' && e.reason === 'guest connected', 60000).catch(() => null);
+      if (inSetup) {
+        process.kill(xrdp.pid, 'SIGSTOP');
+        const tFrozen = Date.now();
+        try {
+          con2.send({ cmd: 'lock' });
+          verdict = await con2.waitFor((e) => e.event === 'closed' || (e.event === 'phase' && e.phase === 'CAPTURING'), 30000).catch(() => null);
+          lockMs = Date.now() - tFrozen;
+        } finally {
+          process.kill(xrdp.pid, 'SIGCONT');
+        }
+      }
+      if (!verdict || verdict.event !== 'closed') con2.send({ cmd: 'close' });
+    }
+    await con2.waitExit(30000);
+    const sync = r2 && r2.run ? L.evidenceEntries(dirs.state, r2.run).find((e) => e.event === 'guest_sync') : null;
+    report.frozen_xrdp = { verdict: verdict && (verdict.reason || verdict.phase), lock_ms: lockMs, guest_sync: sync && { confirmed_by: sync.confirmed_by, rungs: sync.rungs } };
+    check('35', `a frozen xrdp (SIGSTOP after SETUP) answers no rung: the strict lock fails closed ${verdict && verdict.reason} in ${lockMs} ms, never CAPTURING`,
+      verdict && verdict.event === 'closed' && verdict.reason === 'GUEST_UNCONFIRMED' && sync && sync.confirmed_by === 'settle_only', report.frozen_xrdp);
+  }
+
   let lastClose = tClose;
   const actionRuns = { X, display, lastClose: tClose, logFrom: readText(xrdpLog).length };
   const t25 = Date.now();
