@@ -107,6 +107,10 @@ protected:
              "progressive tables, which FreeRDP logs and skips (MS-RDPEGFX "
              "RFX_PROGRESSIVE_TILE_FIRST/UPGRADE: "
              "quality indexes quantProgVals)";
+    // progressive_wb_sync logs a duplicate and carries on.
+    if (rule == "second SYNC block")
+      return "FreeRDP too lenient: a second SYNC block, which FreeRDP logs and ignores (MS-RDPEGFX "
+             "RFX_PROGRESSIVE_SYNC: the block that starts the session's stream, once)";
     // progressive_wb_frame_begin sets a flag that nothing checks when the stream ends.
     if (rule == "frame not ended")
       return "FreeRDP too lenient: a frame begun and never ended, which FreeRDP decodes as if it had ended "
