@@ -270,7 +270,8 @@ describe('the operator knows where the run stands (code-server)', { skip: instal
     await page.locator('.quick-input-list .monaco-list-row', { hasText: grantB.run }).click();
     const pidsB = await consolePids(BIN.console, grantB.path);
     await waitFor(async () => (await consolePids(BIN.console, grantB.path)).length === 0, UI_STEP_MS, 'run B ended');
-    assert.ok(pidsB.every((p) => !pidAlive(p)));
+    // A process that has exited stays answerable to kill(pid, 0) until its parent reaps it.
+    await waitFor(() => pidsB.every((p) => !pidAlive(p)), UI_STEP_MS, "run B's processes reaped");
     assert.equal((await consolePids(BIN.console, grantA.path)).length, 1, 'closing B ended A');
     const closedB = await lane.notification(new RegExp(`${grantB.vmName}: The operator closed the console`));
     assert.deepEqual(closedB.buttons, ['Show Evidence', 'New Grant…']);
