@@ -26,6 +26,8 @@ public:
 
   Status send(const InputEvent& event, QDeadlineTimer deadline) override;
   Delivery deliver(const InputEvent& event, QDeadlineTimer deadline) override;
+  // The run goes to the reader with up to RdpReader::kInputsInFlight on their way at once.
+  RunDelivery sendRun(std::span<const InputEvent* const> events, QDeadlineTimer deadline) override;
 
   // Releases what the session holds down (RdpReader::releaseHeld); counts only.
   struct Released {

@@ -86,6 +86,25 @@ void ReaderService::readable() {
   handle(message.value(), fd);
 }
 
+template <typename Input> void ReaderService::input(const Input& m) {
+  int written = 0;
+  Status s = success();
+  if (m.chained && !(m_lastInput.written && m_lastInput.id + 1 == m.id))
+    s = Status(Refusal::InputSendFailed, QStringLiteral("the input before it in its run was not written"));
+  else if (!m_session)
+    s = Status(Refusal::InputSendFailed, QStringLiteral("no session"));
+  else if constexpr (std::is_same_v<Input, wire::Key>)
+    s = m_session->sendKey(m.scancode, m.down);
+  else if constexpr (std::is_same_v<Input, wire::Unicode>)
+    s = m_session->sendUnicode(m.codeUnit, m.down);
+  else
+    s = m_session->sendPointer(m.x, m.y, m.buttons, m.wheel, &written, m.horizontal);
+  if constexpr (!std::is_same_v<Input, wire::Pointer>)
+    written = s.ok() ? 1 : 0;
+  m_lastInput = {m.id, s.ok()};
+  send(inputDone(m.id, s, written));
+}
+
 void ReaderService::handle(wire::ToReader& message, int fd) {
   // Only Probe and Start come with a descriptor; any other one is closed unused.
   const auto unexpectedFd = [&fd] {
@@ -102,20 +121,9 @@ void ReaderService::handle(wire::ToReader& message, int fd) {
           startSession(m, fd);
         } else {
           unexpectedFd();
-          if constexpr (std::is_same_v<M, wire::Key>) {
-            const Status s = m_session ? m_session->sendKey(m.scancode, m.down)
-                                       : Status(Refusal::InputSendFailed, QStringLiteral("no session"));
-            send(inputDone(m.id, s, s.ok() ? 1 : 0));
-          } else if constexpr (std::is_same_v<M, wire::Pointer>) {
-            int written = 0;
-            const Status s =
-                m_session ? m_session->sendPointer(m.x, m.y, m.buttons, m.wheel, &written, m.horizontal)
-                          : Status(Refusal::InputSendFailed, QStringLiteral("no session"));
-            send(inputDone(m.id, s, written));
-          } else if constexpr (std::is_same_v<M, wire::Unicode>) {
-            const Status s = m_session ? m_session->sendUnicode(m.codeUnit, m.down)
-                                       : Status(Refusal::InputSendFailed, QStringLiteral("no session"));
-            send(inputDone(m.id, s, s.ok() ? 1 : 0));
+          if constexpr (std::is_same_v<M, wire::Key> || std::is_same_v<M, wire::Pointer> ||
+                        std::is_same_v<M, wire::Unicode>) {
+            input(m);
           } else if constexpr (std::is_same_v<M, wire::ReleaseHeld>) {
             wire::Released released;
             released.id = m.id;

@@ -47,6 +47,9 @@ private:
   void finish(int code);
   // Test builds: wire::SelfTest; a release reader refuses it and exits.
   void selfTest(quint8 mode);
+  // One input (Key, Pointer, Unicode) to the session, answered InputDone; a chained one only
+  // if the input before it was written (ReaderWire.h).
+  template <typename Input> void input(const Input& m);
 
   int m_control;
   SharedDesktop m_desktop;
@@ -54,6 +57,10 @@ private:
   QSocketNotifier m_notifier;
   std::unique_ptr<RdpSession> m_session;
   bool m_finishing = false;
+  struct LastInput {
+    quint32 id = 0;
+    bool written = false;
+  } m_lastInput;
 };
 
 } // namespace gc

@@ -2,6 +2,7 @@
 
 #include "common/StateTable.h"
 #include "common/SystemError.h"
+#include "privacy/SecureBytes.h"
 #include "privacy/SecureZero.h"
 #include "readerwire/SandboxReport.h"
 
@@ -262,7 +263,9 @@ Status RdpReader::sendToReader(const wire::ToReader& message, int passFd) {
   if (m_socket < 0)
     return Status(Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is gone"));
   QByteArray datagram = wire::encode(message);
-  return ReaderSocket::send(m_socket, datagram, passFd);
+  Status sent = ReaderSocket::send(m_socket, datagram, passFd);
+  secureWipe(datagram); // input messages carry what the operator typed
+  return sent;
 }
 
 Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::milliseconds bound) {
@@ -469,16 +472,51 @@ Status RdpReader::awaitInputDone(quint32 id, std::chrono::milliseconds deadline,
   }
 }
 
-template <typename Input>
-Status RdpReader::sendInput(Input input, std::chrono::milliseconds deadline, int* written) {
-  if (written)
-    *written = 0;
+Status RdpReader::sendInputs(std::span<InputMessage> inputs, std::chrono::milliseconds deadline,
+                             std::size_t* delivered, std::span<int> written) {
+  *delivered = 0;
+  if (!written.empty() && written.size() != inputs.size())
+    return Status(Refusal::Internal, QStringLiteral("one written count per input"));
+  for (int& w : written)
+    w = 0;
   if (m_state != State::Connected)
     return Status(Refusal::InputSendFailed, QStringLiteral("not connected"));
-  input.id = m_nextId++;
-  if (Status s = sendToReader(input); !s.ok())
-    return Status(Refusal::InputSendFailed, s.failure().message);
-  return awaitInputDone(input.id, deadline, written);
+  QElapsedTimer clock;
+  clock.start();
+  const quint32 first = m_nextId;
+  std::size_t sent = 0;
+  while (*delivered < inputs.size()) {
+    // Keep the window full: the reader handles each as it reads it, so its answers come
+    // back while the rest are on their way.
+    for (; sent < inputs.size() && sent - *delivered < kInputsInFlight; ++sent) {
+      std::visit(
+          [this, chained = sent > 0](auto& m) {
+            m.id = m_nextId++;
+            m.chained = chained;
+          },
+          inputs[sent]);
+      const Status s = std::visit([this](const auto& m) { return sendToReader(m); }, inputs[sent]);
+      if (!s.ok())
+        return Status(Refusal::InputSendFailed, s.failure().message);
+    }
+    const auto left = std::chrono::milliseconds(std::max<qint64>(0, deadline.count() - clock.elapsed()));
+    int w = 0;
+    if (Status s = awaitInputDone(first + quint32(*delivered), left, &w); !s.ok())
+      return s;
+    if (!written.empty())
+      written[*delivered] = w;
+    ++*delivered;
+  }
+  return success();
+}
+
+Status RdpReader::sendInput(InputMessage input, std::chrono::milliseconds deadline, int* written) {
+  std::size_t delivered = 0;
+  int w = 0;
+  Status s = sendInputs(std::span(&input, 1), deadline, &delivered, std::span(&w, 1));
+  if (written)
+    *written = w;
+  return s;
 }
 
 Status RdpReader::sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline) {

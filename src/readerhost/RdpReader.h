@@ -40,6 +40,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
+#include <variant>
 
 namespace gc {
 
@@ -119,8 +121,19 @@ public:
   // How the reader ended: its exit status, or the rule of ours it broke (for the evidence).
   QString exitDescription() const { return m_exit; }
 
-  // Each returns once the reader wrote and flushed the PDUs, or INPUT_SEND_FAILED.
-  // `deadline`: how long to wait for the reader's answer.
+  // One input message to the reader; answered by one InputDone.
+  using InputMessage = std::variant<wire::Key, wire::Pointer, wire::Unicode>;
+  // At most this many inputs are sent ahead of their answers: enough that a queue of them
+  // costs one round trip to the reader, not one each, and little enough that neither side's
+  // socket buffer can fill while the other waits to be read.
+  static constexpr std::size_t kInputsInFlight = 32;
+  // Sends `inputs` in order (each gets a fresh id) and returns once every one was answered,
+  // or at the first that failed, INPUT_SEND_FAILED. `*delivered`: how many, from the first,
+  // the reader wrote and flushed; `written[i]` (when given, as long as `inputs`): the PDUs
+  // input i put on the wire. `deadline`: how long to wait for all of the reader's answers.
+  Status sendInputs(std::span<InputMessage> inputs, std::chrono::milliseconds deadline,
+                    std::size_t* delivered, std::span<int> written = {});
+  // One input each; return once the reader wrote and flushed the PDUs, or INPUT_SEND_FAILED.
   Status sendKey(quint16 scancode, bool down, std::chrono::milliseconds deadline = std::chrono::seconds(5));
   Status sendPointer(quint16 x, quint16 y, quint8 buttons, qint16 wheel, int* written = nullptr,
                      std::chrono::milliseconds deadline = std::chrono::seconds(5), bool horizontal = false);
@@ -157,8 +170,8 @@ private:
   void dispatch(wire::FromReader message);
   void dispatchQueued();
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
-  // One input message (Key, Pointer, Unicode) with a fresh id, then its InputDone.
-  template <typename Input> Status sendInput(Input input, std::chrono::milliseconds deadline, int* written);
+  // One input message (Key, Pointer, Unicode): sendInputs with one.
+  Status sendInput(InputMessage input, std::chrono::milliseconds deadline, int* written);
   // Waits for the InputDone of send `id` (earlier answers that arrive late are skipped).
   Status awaitInputDone(quint32 id, std::chrono::milliseconds deadline, int* written);
   // The reader broke the protocol or died: it is killed, the session ends (RDP_READER_FAILED).

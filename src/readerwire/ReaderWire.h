@@ -99,12 +99,16 @@ struct Start {
   RdpCredentials credentials;
   template <typename F> void fields(F& f) { f(config, credentials); }
 };
+// The inputs (Key, Pointer, Unicode) carry `chained`: sent behind the input before it (id − 1)
+// without waiting for its answer, and written only if that one was. So a run the console
+// sends ahead stops at its first failure in the reader too, as it would one at a time.
 struct Key {
   static constexpr Type kType = Type::Key;
   quint32 id = 0;
   quint16 scancode = 0;
   bool down = false;
-  template <typename F> void fields(F& f) { f(id, scancode, down); }
+  bool chained = false;
+  template <typename F> void fields(F& f) { f(id, scancode, down, chained); }
 };
 struct Pointer {
   static constexpr Type kType = Type::Pointer;
@@ -113,7 +117,8 @@ struct Pointer {
   quint8 buttons = 0; // bit 0 left, 1 right, 2 middle, 3 back, 4 forward
   qint16 wheel = 0;
   bool horizontal = false; // the wheel is the horizontal one
-  template <typename F> void fields(F& f) { f(id, x, y, buttons, wheel, horizontal); }
+  bool chained = false;
+  template <typename F> void fields(F& f) { f(id, x, y, buttons, wheel, horizontal, chained); }
 };
 // One UTF-16 code unit of the action's type_text (TS_UNICODE_KEYBOARD_EVENT); answered by
 // InputDone like a key.
@@ -122,7 +127,8 @@ struct Unicode {
   quint32 id = 0;
   quint16 codeUnit = 0;
   bool down = false;
-  template <typename F> void fields(F& f) { f(id, codeUnit, down); }
+  bool chained = false;
+  template <typename F> void fields(F& f) { f(id, codeUnit, down, chained); }
 };
 struct ReleaseHeld {
   static constexpr Type kType = Type::ReleaseHeld;

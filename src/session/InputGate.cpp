@@ -128,18 +128,26 @@ void InputGate::schedulePump() {
   QTimer::singleShot(0, this, &InputGate::pump);
 }
 
-Status InputGate::deliverFront(QDeadlineTimer deadline) {
-  InputEvent& next = m_queue.front();
-  const Status sent = m_sink->send(next, deadline);
-  if (!sent.ok()) {
-    wipe();
-    return sent;
+Status InputGate::deliverFront(std::size_t most, QDeadlineTimer deadline) {
+  // Pointers into the queue, not copies: nothing of the events is held twice.
+  std::array<const InputEvent*, kRunLength> run{};
+  const std::size_t n = std::min({most, run.size(), m_queue.size()});
+  for (std::size_t i = 0; i < n; ++i)
+    run[i] = &m_queue[i];
+  const InputSink::RunDelivery sent = m_sink->sendRun(std::span(run.data(), n), deadline);
+  for (std::size_t i = 0; i < sent.delivered && i < n; ++i) {
+    InputEvent& next = m_queue.front();
+    m_highestDelivered = next.seq;
+    zero(next);
+    m_queue.pop_front();
+    ++m_delivered;
   }
-  m_highestDelivered = next.seq;
-  zero(next);
-  m_queue.pop_front();
-  ++m_delivered;
-  emit delivered(m_highestDelivered);
+  if (sent.delivered > 0)
+    emit delivered(m_highestDelivered);
+  if (!sent.status.ok()) {
+    wipe();
+    return sent.status;
+  }
   return success();
 }
 
@@ -148,8 +156,9 @@ void InputGate::pump() {
   // Once the lock is requested only drain() delivers: it owns the barrier.
   if (m_phases->phase() != Phase::Setup)
     return;
-  for (int n = 0; n < m_limits.pumpBatch && !m_queue.empty(); ++n) {
-    const Status sent = deliverFront(QDeadlineTimer(kPumpSendTimeoutMs));
+  if (!m_queue.empty()) {
+    const Status sent =
+        deliverFront(std::size_t(std::max(1, m_limits.pumpBatch)), QDeadlineTimer(kPumpSendTimeoutMs));
     if (!sent.ok()) {
       qCWarning(lcGate) << "delivery failed:" << sent.failure().toString();
       emit deliveryFailed(sent.failure());
@@ -169,7 +178,7 @@ Outcome<quint64> InputGate::drain(QDeadlineTimer deadline) {
       return Outcome<quint64>(Refusal::DrainTimeout,
                               QStringLiteral("deadline passed after seq %1").arg(m_highestDelivered));
     }
-    const Status sent = deliverFront(deadline);
+    const Status sent = deliverFront(kRunLength, deadline);
     if (!sent.ok()) {
       const Refusal code = deadline.hasExpired() ? Refusal::DrainTimeout : Refusal::DrainFailed;
       return Outcome<quint64>(code, sent.failure().message);

@@ -80,8 +80,10 @@ private:
   bool takeToken();
   void schedulePump();
   void pump();
-  // Sends the queue head; on failure wipes the queue and returns the failure.
-  Status deliverFront(QDeadlineTimer deadline);
+  // Sends up to `most` events from the queue's head as one run (InputSink::sendRun); what
+  // went leaves the queue, zeroed. On failure wipes the rest and returns the failure.
+  Status deliverFront(std::size_t most, QDeadlineTimer deadline);
+  static constexpr std::size_t kRunLength = 64; // the most events one run sends
 
   static constexpr int kPumpSendTimeoutMs = 2000;
 

@@ -7,6 +7,9 @@
 
 #include <QDeadlineTimer>
 
+#include <cstddef>
+#include <span>
+
 namespace gc {
 
 class InputSink {
@@ -25,6 +28,23 @@ public:
     Status s = send(event, deadline);
     const int written = s.ok() ? 1 : 0;
     return {written, std::move(s)};
+  }
+
+  // A run of events, in order, each on the wire before this returns; stops at the first that
+  // fails. A sink that can have several on their way at once overrides it (the RDP reader:
+  // one round trip for the run, not one per event).
+  struct RunDelivery {
+    std::size_t delivered = 0; // from the first, the events that went
+    Status status = success();
+  };
+  virtual RunDelivery sendRun(std::span<const InputEvent* const> events, QDeadlineTimer deadline) {
+    RunDelivery run;
+    for (const InputEvent* event : events) {
+      if (run.status = send(*event, deadline); !run.status.ok())
+        break;
+      ++run.delivered;
+    }
+    return run;
   }
 };
 

@@ -9,6 +9,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -17,6 +18,7 @@
 #include <ctime>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace gc;
 
@@ -147,6 +149,77 @@ private slots:
     QCOMPARE(
         guest.events(QStringLiteral("client_disconnected")).last().value(QStringLiteral("ultimatum")).toInt(),
         3);
+  }
+
+  // A run longer than the window the console sends ahead: every input arrives, in order,
+  // each counted once.
+  void aRunOfInputsArrivesInOrderPastTheWindow() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
+                         QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}));
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(800, 600)).ok());
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    reader.start(configFor(guest, QSize(800, 600)), credentials());
+    QVERIFY(connected.wait(30000));
+    const int before = int(guest.events(QStringLiteral("input")).size());
+    const int n = int(3 * RdpReader::kInputsInFlight + 5);
+    std::vector<RdpReader::InputMessage> run;
+    for (int i = 0; i < n; ++i)
+      run.push_back(wire::Key{.scancode = quint16(0x02 + i % 0x50), .down = i % 2 == 0});
+    std::vector<int> written(run.size(), -1);
+    std::size_t delivered = 0;
+    const Status s = reader.sendInputs(run, std::chrono::seconds(30), &delivered, written);
+    QVERIFY2(s.ok(), qPrintable(s.ok() ? QString() : s.failure().toString()));
+    QCOMPARE(delivered, run.size());
+    QVERIFY(std::all_of(written.begin(), written.end(), [](int w) { return w == 1; }));
+    QVERIFY(guest.waitForEvent(QStringLiteral("input"), before + n));
+    const QList<QJsonObject> in = guest.events(QStringLiteral("input")).mid(before);
+    QCOMPARE(in.size(), n);
+    for (int i = 0; i < n; ++i)
+      QCOMPARE(in[i].value(QStringLiteral("code")).toInt(), 0x02 + i % 0x50);
+    reader.abort();
+  }
+
+  // An input the reader refuses stops its run there: what was sent behind it is not written,
+  // as if each had waited for the one before; the next run goes as usual.
+  void aRunStopsAtItsFirstRefusedInput() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
+                         QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}));
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(800, 600)).ok());
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    reader.start(configFor(guest, QSize(800, 600)), credentials());
+    QVERIFY(connected.wait(30000));
+    const int before = int(guest.events(QStringLiteral("input")).size());
+    std::vector<RdpReader::InputMessage> run{
+        wire::Key{.scancode = 0x1E, .down = true},
+        wire::Key{.scancode = 0x121E, .down = true}, // no such prefix: the reader refuses it
+        wire::Key{.scancode = 0x30, .down = true},
+        wire::Pointer{.x = 10, .y = 20},
+    };
+    std::vector<int> written(run.size(), -1);
+    std::size_t delivered = 0;
+    const Status s = reader.sendInputs(run, std::chrono::seconds(30), &delivered, written);
+    QVERIFY(!s.ok());
+    QCOMPARE(s.failure().code, Refusal::InputInvalid);
+    QCOMPARE(delivered, std::size_t(1));
+    QCOMPARE(written[0], 1);
+    // The next run starts afresh; its key is the second and last thing the guest gets.
+    std::vector<RdpReader::InputMessage> next{wire::Key{.scancode = 0x1F, .down = true}};
+    QVERIFY(reader.sendInputs(next, std::chrono::seconds(30), &delivered).ok());
+    QCOMPARE(delivered, std::size_t(1));
+    QVERIFY(guest.waitForEvent(QStringLiteral("input"), before + 2));
+    // A marker after both runs: once it is in, nothing of the stopped run can still come.
+    QVERIFY(reader.sendPointer(700, 500, 0, 0).ok());
+    QVERIFY(guest.waitForEvent(QStringLiteral("input"), before + 3));
+    const QList<QJsonObject> in = guest.events(QStringLiteral("input")).mid(before);
+    QCOMPARE(in.size(), 3);
+    QCOMPARE(in[0].value(QStringLiteral("code")).toInt(), 0x1E);
+    QCOMPARE(in[1].value(QStringLiteral("code")).toInt(), 0x1F);
+    QCOMPARE(in[2].value(QStringLiteral("x")).toInt(), 700);
+    reader.abort();
   }
 
   void aReaderThatDiesEndsTheSession() {
