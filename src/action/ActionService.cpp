@@ -5,6 +5,7 @@
 #include "action/dialects/Dialects.h"
 #include "audit/EvidenceLog.h"
 #include "bridge/frames/PngEncoder.h"
+#include "common/QuietSpell.h"
 #include "privacy/SecureZero.h"
 #include "session/InputSink.h"
 #include "session/LockBarrier.h"
@@ -133,16 +134,14 @@ void ActionService::whenPictureSettled(std::function<void()> done) {
   timer->setTimerType(Qt::PreciseTimer);
   const auto check = [this, timer, start, done = std::move(done)] {
     const Clock::time_point now = Clock::now();
-    const Clock::time_point quietAt = (m_lastChange ? m_lastChange() : start - m_settleQuiet) + m_settleQuiet;
-    const Clock::time_point giveUp = start + m_settleBound;
-    const bool settled = now >= quietAt;
-    if (!settled && now < giveUp) {
-      const auto wait = duration_cast<milliseconds>(std::min(quietAt, giveUp) - now) + milliseconds(1);
-      timer->start(int(std::clamp<qint64>(wait.count(), 1, 24 * 3600 * 1000)));
+    const Clock::time_point lastChange = m_lastChange ? m_lastChange() : start - m_settleQuiet;
+    const QuietSpell spell = QuietSpell::at(now, lastChange, m_settleQuiet, start + m_settleBound);
+    if (spell.waiting) {
+      timer->start(std::max(1, QuietSpell::timerMs(spell.next, now)));
       return;
     }
     m_pictureSettle = {
-        {QStringLiteral("settled"), settled},
+        {QStringLiteral("settled"), spell.quiet},
         {QStringLiteral("waited_ms"), qint64(duration_cast<milliseconds>(now - start).count())}};
     timer->deleteLater();
     done();

@@ -1,5 +1,7 @@
 #include "rdp/GuestSync.h"
 
+#include "common/QuietSpell.h"
+
 #include <QMetaObject>
 #include <QRegion>
 
@@ -185,8 +187,7 @@ void GuestSync::wake() {
 }
 
 void GuestSync::scheduleAt(Clock::time_point when) {
-  const auto wait = duration_cast<milliseconds>(when - Clock::now()) + milliseconds(1);
-  m_timer.start(int(std::clamp<qint64>(wait.count(), 0, 24 * 3600 * 1000)));
+  m_timer.start(QuietSpell::timerMs(when));
 }
 
 void GuestSync::evaluate() {
@@ -207,10 +208,10 @@ void GuestSync::evaluate() {
   const auto until = m_armedAt + m_timing.deadline;
   // 0. A corner rung waits for a pause in the guest's stream, at most kStreamGapWait.
   if (m_deferred != Confirmation::SettleOnly) {
-    const auto pauseAt = lastFrame() + kStreamGap;
-    const auto giveUp = std::min(m_deferredAt + kStreamGapWait, until);
-    if (now < pauseAt && now < giveUp)
-      return scheduleAt(std::min(pauseAt, giveUp));
+    const QuietSpell pause =
+        QuietSpell::at(now, lastFrame(), kStreamGap, std::min(m_deferredAt + kStreamGapWait, until));
+    if (pause.waiting)
+      return scheduleAt(pause.next);
     if (ask(std::exchange(m_deferred, Confirmation::SettleOnly)))
       evaluate();
     return;
@@ -247,23 +248,23 @@ void GuestSync::evaluate() {
   // nothing more is waited for. A settle after it would only delay the lock: an animated
   // desktop never settles, and Capture Desktop reads the live desktop when asked, not a frame
   // of this moment. `settled` says whether the screen had been quiet that long anyway.
-  const auto quietAt = lastChange + m_timing.quiet;
+  const QuietSpell settle = QuietSpell::at(now, lastChange, m_timing.quiet, until);
   if (answered) {
-    m_result.settled = now >= quietAt;
+    m_result.settled = settle.quiet;
     return finish(m_result);
   }
   // 3. No answer: the settle is required.
-  if (now >= quietAt) {
+  if (settle.quiet) {
     m_result.settled = true;
     return finish(m_result);
   }
-  if (now >= until) {
+  if (!settle.waiting) {
     return finish(Failure{Refusal::DrainTimeout,
                           m_result.rungsAsked
                               ? QStringLiteral("the guest neither answered a request nor settled")
                               : QStringLiteral("the guest's screen did not settle")});
   }
-  scheduleAt(std::min(quietAt, until)); // a later change moves quietAt on: re-checked then
+  scheduleAt(settle.next); // a later change moves the quiet spell on: re-checked then
 }
 
 void GuestSync::finish(const Outcome<Result>& outcome) {

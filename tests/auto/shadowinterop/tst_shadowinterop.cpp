@@ -52,6 +52,17 @@ RdpCredentials credentials(const char* user, const char* password) {
   return {SecureBuffer::copyOf(user).value(), SecureBuffer::copyOf(password).value(), SecureBuffer()};
 }
 
+// One guest sync to its outcome: the session's own, or DRAIN_TIMEOUT when none came within
+// `waitMs` (far beyond the timing's deadline: the sync itself must end first).
+Outcome<GuestSync::Result> syncOnce(RdpSession& session, const GuestSync::Timing& timing,
+                                    int waitMs = 30000) {
+  std::optional<Outcome<GuestSync::Result>> sync;
+  session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
+  if (!QTest::qWaitFor([&] { return sync.has_value(); }, waitMs))
+    return Failure{Refusal::DrainTimeout, QStringLiteral("no outcome")};
+  return *sync;
+}
+
 } // namespace
 
 class tst_ShadowInterop : public QObject {
@@ -281,14 +292,7 @@ void tst_ShadowInterop::opensTheGraphicsPipelineAndSyncsOverIt() {
   timing.quiet = std::chrono::milliseconds(300);
   timing.answerWait = std::chrono::milliseconds(1500);
   const quint64 framesBeforeSync = session.channelReport().gfxFrames;
-  const auto syncOnce = [&] {
-    std::optional<Outcome<GuestSync::Result>> sync;
-    session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
-    if (!QTest::qWaitFor([&] { return sync.has_value(); }, 20000))
-      return Outcome<GuestSync::Result>(Failure{Refusal::DrainTimeout, QStringLiteral("no outcome")});
-    return *sync;
-  };
-  const Outcome<GuestSync::Result> sync = syncOnce();
+  const Outcome<GuestSync::Result> sync = syncOnce(session, timing);
   QVERIFY2(sync.ok(), sync.ok() ? "" : qPrintable(sync.failure().toString()));
   qInfo("FIGURE guest sync over GFX: by %s, asked %d, answered %d settled %d in %lld ms (answer %lld ms)",
         qPrintable(GuestSync::confirmationName(sync->confirmedBy)), int(sync->rungsAsked),
@@ -302,7 +306,7 @@ void tst_ShadowInterop::opensTheGraphicsPipelineAndSyncsOverIt() {
   QTRY_VERIFY_WITH_TIMEOUT(session.channelReport().gfxFrames > framesAfterSync, 15000);
   QCOMPARE(session.state(), RdpSession::State::Connected);
 
-  const Outcome<GuestSync::Result> again = syncOnce();
+  const Outcome<GuestSync::Result> again = syncOnce(session, timing);
   QVERIFY2(again.ok(), again.ok() ? "" : qPrintable(again.failure().toString()));
   qInfo("FIGURE guest sync over GFX, next lock: by %s, asked %d, skipped %d in %lld ms (answer %lld ms)",
         qPrintable(GuestSync::confirmationName(again->confirmedBy)), int(again->rungsAsked),
@@ -343,18 +347,16 @@ void tst_ShadowInterop::syncsOnTheLegacyPathWithoutTheGraphicsPipeline() {
   timing.mayRestartGraphics = true;
   QStringList by;
   for (int lock = 0; lock < 2; ++lock) {
-    std::optional<Outcome<GuestSync::Result>> sync;
-    session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
-    QVERIFY(QTest::qWaitFor([&] { return sync.has_value(); }, 20000));
-    QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+    const Outcome<GuestSync::Result> sync = syncOnce(session, timing);
+    QVERIFY2(sync.ok(), sync.ok() ? "" : qPrintable(sync.failure().toString()));
     qInfo(
         "FIGURE guest sync on the legacy path, lock %d: by %s, offered %d, asked %d, in %lld ms (answer %lld "
         "ms)",
-        lock + 1, qPrintable(GuestSync::confirmationName((*sync)->confirmedBy)), int((*sync)->rungsOffered),
-        int((*sync)->rungsAsked), (*sync)->elapsedMs, (*sync)->answerMs);
-    QVERIFY((*sync)->answered);
-    QVERIFY(!((*sync)->rungsAsked & syncRungBit(SyncConfirmation::GfxCaps))); // no pipeline to restart
-    by.append(GuestSync::confirmationName((*sync)->confirmedBy));
+        lock + 1, qPrintable(GuestSync::confirmationName(sync->confirmedBy)), int(sync->rungsOffered),
+        int(sync->rungsAsked), sync->elapsedMs, sync->answerMs);
+    QVERIFY(sync->answered);
+    QVERIFY(!(sync->rungsAsked & syncRungBit(SyncConfirmation::GfxCaps))); // no pipeline to restart
+    by.append(GuestSync::confirmationName(sync->confirmedBy));
   }
   QCOMPARE(by, (QStringList{QStringLiteral("refresh_rect"), QStringLiteral("refresh_rect")}));
   QCOMPARE(session.state(), RdpSession::State::Connected);
@@ -386,17 +388,10 @@ void tst_ShadowInterop::aFrozenServerAnswersNoRung() {
   timing.deadline = std::chrono::milliseconds(10000);
   timing.quiet = std::chrono::milliseconds(300);
   timing.answerWait = std::chrono::milliseconds(1000);
-  const auto syncOnce = [&] {
-    std::optional<Outcome<GuestSync::Result>> sync;
-    session.startGuestSync(timing, [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
-    if (!QTest::qWaitFor([&] { return sync.has_value(); }, 30000))
-      return Outcome<GuestSync::Result>(Failure{Refusal::DrainTimeout, QStringLiteral("no outcome")});
-    return *sync;
-  };
   const pid_t pid = pid_t(m_shadow.processId());
   QVERIFY(pid > 0);
   QCOMPARE(::kill(pid, SIGSTOP), 0);
-  const Outcome<GuestSync::Result> frozen = syncOnce();
+  const Outcome<GuestSync::Result> frozen = syncOnce(session, timing);
   QCOMPARE(::kill(pid, SIGCONT), 0);
   QVERIFY2(frozen.ok(), frozen.ok() ? "" : qPrintable(frozen.failure().toString()));
   qInfo("FIGURE frozen shadow (%s): by %s, offered %d, asked %d, settled %d in %lld ms",
@@ -410,7 +405,7 @@ void tst_ShadowInterop::aFrozenServerAnswersNoRung() {
              (gfx ? syncRungBit(SyncConfirmation::GfxCaps) : 0));
   QCOMPARE(int(frozen->rungsAsked), int(expected));
 
-  const Outcome<GuestSync::Result> thawed = syncOnce();
+  const Outcome<GuestSync::Result> thawed = syncOnce(session, timing);
   QVERIFY2(thawed.ok(), thawed.ok() ? "" : qPrintable(thawed.failure().toString()));
   qInfo("FIGURE shadow let go again (%s): by %s in %lld ms", gfx ? "RDPGFX" : "legacy",
         qPrintable(GuestSync::confirmationName(thawed->confirmedBy)), thawed->elapsedMs);
