@@ -66,6 +66,17 @@ Credentials credentials() {
   return c;
 }
 
+// The test guest at 800x600, and the reader in a session with it.
+bool startConnected(GuestProcess& guest, RdpReader& reader) {
+  if (!guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
+                    QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}) ||
+      !reader.spawn(QSize(800, 600)).ok())
+    return false;
+  QSignalSpy connected(&reader, &RdpReader::connected);
+  reader.start(configFor(guest, QSize(800, 600)), credentials());
+  return connected.wait(30000);
+}
+
 } // namespace
 
 class tst_RdpReader : public QObject {
@@ -155,13 +166,8 @@ private slots:
   // each counted once.
   void aRunOfInputsArrivesInOrderPastTheWindow() {
     GuestProcess guest;
-    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
-                         QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}));
     RdpReader reader;
-    QVERIFY(reader.spawn(QSize(800, 600)).ok());
-    QSignalSpy connected(&reader, &RdpReader::connected);
-    reader.start(configFor(guest, QSize(800, 600)), credentials());
-    QVERIFY(connected.wait(30000));
+    QVERIFY(startConnected(guest, reader));
     const int before = int(guest.events(QStringLiteral("input")).size());
     const int n = int(3 * RdpReader::kInputsInFlight + 5);
     std::vector<RdpReader::InputMessage> run;
@@ -185,13 +191,8 @@ private slots:
   // as if each had waited for the one before; the next run goes as usual.
   void aRunStopsAtItsFirstRefusedInput() {
     GuestProcess guest;
-    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
-                         QStringLiteral("800"), QStringLiteral("--height"), QStringLiteral("600")}));
     RdpReader reader;
-    QVERIFY(reader.spawn(QSize(800, 600)).ok());
-    QSignalSpy connected(&reader, &RdpReader::connected);
-    reader.start(configFor(guest, QSize(800, 600)), credentials());
-    QVERIFY(connected.wait(30000));
+    QVERIFY(startConnected(guest, reader));
     const int before = int(guest.events(QStringLiteral("input")).size());
     std::vector<RdpReader::InputMessage> run{
         wire::Key{.scancode = 0x1E, .down = true},
