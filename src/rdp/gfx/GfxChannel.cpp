@@ -78,7 +78,8 @@ PVIRTUALCHANNELENTRY provider(LPCSTR name, LPCSTR subsystem, LPCSTR type, DWORD 
 
 GfxChannel::GfxChannel(const front::Limits& limits, DesktopSurface& desktop, std::function<void()> frameEnded,
                        ChannelReport* report)
-    : m_client(limits, desktop, std::move(frameEnded), report), m_report(report) {}
+    : m_client(limits, desktop, std::move(frameEnded), report), m_report(report),
+      m_reserveBytes(limits.maxDvcMessageBytes) {}
 
 GfxChannel::~GfxChannel() = default;
 
@@ -113,9 +114,21 @@ UINT GfxChannel::onOpen(GENERIC_CHANNEL_CALLBACK* callback) {
   return sent ? CHANNEL_RC_OK : ERROR_INTERNAL_ERROR;
 }
 
+bool GfxChannel::reservePool(wStreamPool* pool, size_t capacity) {
+  wStream* reserve = pool ? StreamPool_Take(pool, capacity) : nullptr;
+  if (!reserve)
+    return false;
+  Stream_Release(reserve); // back into the pool, free for the next message
+  return true;
+}
+
 UINT GfxChannel::onData(GENERIC_CHANNEL_CALLBACK* callback, wStream* data) {
   if (callback != m_callback || !data)
     return refuse(front::Violation::protocol("drdynvc.Data", "data on a graphics channel not open"));
+  if (data->pool != m_reserved) {
+    m_reserved = data->pool;
+    reservePool(m_reserved, m_reserveBytes); // without it the session works, at the pool's old cost
+  }
   const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(Stream_ConstPointer(data)),
                                        Stream_GetRemainingLength(data));
   const front::Checked<front::Ok> ok = m_client.receive(bytes);

@@ -14,6 +14,7 @@
 #include <QElapsedTimer>
 #include <QImage>
 #include <QRandomGenerator>
+#include <QSet>
 #include <QTest>
 
 #include <freerdp/codec/planar.h>
@@ -252,6 +253,7 @@ private slots:
   void appliesAlphaToAnArgbSurfaceOnly_data();
   void appliesAlphaToAnArgbSurfaceOnly();
   void refusesASecondGraphicsChannelAndEndlessReopens();
+  void aReservedPoolServesEveryLargerMessageFromOneStream();
   void zgfxReadsWhatFreeRdpCompresses_data();
   void zgfxReadsWhatFreeRdpCompresses();
   void zgfxAgreesWithFreeRdpOnCompressedTokens();
@@ -909,6 +911,34 @@ struct FakeChannel {
   FakeChannel() { iface.Write = &write; }
 };
 } // namespace
+
+// drdynvc's pool (winpr's StreamPool) hands out the first free stream big enough and keeps every
+// stream it made: frames that grow a little at a time each cost a new stream, for the session.
+void tst_RdpGfx::aReservedPoolServesEveryLargerMessageFromOneStream() {
+  const size_t reserve = gc::front::Limits{}.maxDvcMessageBytes;
+  auto streamsFor = [](wStreamPool* pool) {
+    QSet<const void*> buffers;
+    for (size_t i = 0; i < 24; ++i) {
+      wStream* s = StreamPool_Take(pool, 900000 + i * 700); // each message a little larger
+      if (!s)
+        return qsizetype(-1);
+      buffers.insert(Stream_Buffer(s));
+      Stream_Release(s);
+    }
+    return buffers.size();
+  };
+  wStreamPool* plain = StreamPool_New(TRUE, 10);
+  QVERIFY(plain);
+  QCOMPARE(streamsFor(plain), 24);
+  StreamPool_Free(plain);
+
+  wStreamPool* reserved = StreamPool_New(TRUE, 10);
+  QVERIFY(reserved);
+  QVERIFY(gc::gfx::GfxChannel::reservePool(reserved, reserve));
+  QCOMPARE(streamsFor(reserved), 1);
+  StreamPool_Free(reserved);
+  QVERIFY(!gc::gfx::GfxChannel::reservePool(nullptr, reserve));
+}
 
 void tst_RdpGfx::refusesASecondGraphicsChannelAndEndlessReopens() {
   DesktopSurface desktop(kW * kH * 4);
