@@ -46,13 +46,81 @@ int16_t saturatingAdd(int16_t a, int16_t b) {
 
 } // namespace
 
+// A tile whose last replacing pass (SIMPLE or FIRST, no difference) nothing has built on yet
+// keeps only that pass's RLGR1 bytes: its coefficients follow from them whenever they are
+// needed (to draw it, or for an upgrade or a difference to build on), by the same decode. A
+// tile a later pass built on has its coefficients and signs (State); once it has one, it keeps
+// that block for the next time (a desktop that refines its tiles reuses it frame after frame). A
+// desktop that never refines a tile (freerdp-shadow-cli3 sends SIMPLE tiles only) so holds a few
+// KiB a tile, not the 36 KiB of a State.
 struct ProgressiveDecoder::Tile {
-  int16_t current[3][kN];
-  int8_t sign[3][kN];
+  struct State {
+    int16_t current[3][kN];
+    int8_t sign[3][kN];
+    ~State() { secureZero(this, sizeof(*this)); }
+  };
+  std::unique_ptr<State> state;      // current unless `fromSource`
+  bool fromSource = false;           // the coefficients are the ones `source` decodes to
+  std::unique_ptr<uint8_t[]> source; // Y, Cb, Cr bytes, back to back
+  size_t sourceCapacity = 0;
+  uint32_t length[3] = {};
   Q::Values bitPos[3];
   bool extrapolate = false;
 
-  ~Tile() { secureZero(this, sizeof(*this)); }
+  std::span<const uint8_t> part(size_t c) const {
+    const size_t offset = c == 0 ? 0 : c == 1 ? length[0] : size_t(length[0]) + length[1];
+    return {source.get() + offset, length[c]};
+  }
+  bool keepSource(const std::span<const uint8_t> (&data)[3]) {
+    const size_t total = data[0].size() + data[1].size() + data[2].size();
+    if (total > sourceCapacity) {
+      dropSource();
+      source.reset(new (std::nothrow) uint8_t[total]);
+      if (!source)
+        return false;
+      sourceCapacity = total;
+    }
+    size_t at = 0;
+    for (size_t c = 0; c < 3; ++c) {
+      std::memcpy(source.get() + at, data[c].data(), data[c].size());
+      length[c] = uint32_t(data[c].size());
+      at += data[c].size();
+    }
+    secureZero(source.get() + at, sourceCapacity - at); // what a longer earlier pass left
+    fromSource = true;
+    return true;
+  }
+  void dropSource() {
+    if (source)
+      secureZero(source.get(), sourceCapacity);
+    source.reset();
+    sourceCapacity = 0;
+    length[0] = length[1] = length[2] = 0;
+  }
+  // The coefficients of component `c` as the last replacing pass left them, into `out`;
+  // `sign` (if given) receives their signs.
+  void decodeSource(size_t c, int16_t* out, int8_t* sign) const {
+    Rlgr::decode(Rlgr::Mode::Rlgr1, part(c), std::span<int16_t>(out, kN));
+    if (sign)
+      for (size_t i = 0; i < kN; ++i)
+        sign[i] = int8_t(out[i] > 0 ? 1 : out[i] < 0 ? -1 : 0);
+    Q::dequantize(out, bitPos[c], extrapolate);
+  }
+  // The State a pass builds on, decoded from the source if that is where the coefficients are.
+  bool materialise() {
+    if (!fromSource)
+      return true;
+    if (!state)
+      state.reset(new (std::nothrow) State);
+    if (!state)
+      return false;
+    for (size_t c = 0; c < 3; ++c)
+      decodeSource(c, state->current[c], state->sign[c]);
+    fromSource = false;
+    return true;
+  }
+
+  ~Tile() { dropSource(); }
 };
 
 struct ProgressiveDecoder::Surface {
@@ -420,6 +488,15 @@ void ProgressiveDecoder::deleteSurface(uint16_t surfaceId) {
   }
 }
 
+size_t ProgressiveDecoder::bytesHeld() const {
+  size_t bytes = 0;
+  for (const auto& s : m_surfaces)
+    for (const auto& t : s->tiles)
+      if (t)
+        bytes += sizeof(Tile) + t->sourceCapacity + (t->state ? sizeof(Tile::State) : 0);
+  return bytes;
+}
+
 void ProgressiveDecoder::reset() {
   m_surfaces.clear();
   m_tileCount = 0;
@@ -439,7 +516,10 @@ void ProgressiveDecoder::render(const Surface& s, size_t index, const Pixels& ou
   int16_t* temp = m_scratch.get() + 3 * kN;
   for (size_t c = 0; c < 3; ++c) {
     int16_t* buf = m_scratch.get() + c * kN;
-    std::memcpy(buf, tile.current[c], sizeof(int16_t) * kN);
+    if (tile.fromSource)
+      tile.decodeSource(c, buf, nullptr);
+    else
+      std::memcpy(buf, tile.state->current[c], sizeof(int16_t) * kN);
     if (tile.extrapolate)
       RfxDwt::inverseExtrapolate(buf, temp);
     else
@@ -504,31 +584,38 @@ Checked<Ok> ProgressiveDecoder::decode(uint16_t surfaceId, std::span<const uint8
       ++m_tileCount;
     }
     Tile& tile = *slot;
-    if (job.upgrade) {
+    if (!job.upgrade && !job.difference) {
+      // A pass that replaces the tile: nothing to build on, nothing decoded until it is drawn.
+      if (!tile.keepSource(job.data))
+        return Violation::resource(kPdu, "storage could not be allocated");
+    } else if (!tile.materialise()) {
+      return Violation::resource(kPdu, "storage could not be allocated");
+    } else if (job.upgrade) {
+      Tile::State& st = *tile.state;
       int16_t* current = m_scratch.get();
       int8_t* sign = m_signScratch.get();
       for (size_t c = 0; c < 3; ++c) {
-        std::memcpy(current + c * kN, tile.current[c], sizeof(int16_t) * kN);
-        std::memcpy(sign + c * kN, tile.sign[c], kN);
+        std::memcpy(current + c * kN, st.current[c], sizeof(int16_t) * kN);
+        std::memcpy(sign + c * kN, st.sign[c], kN);
         if (!ProgressiveUpgrade::apply(job.data[c], job.raw[c], job.shift[c], job.numBits[c],
                                        current + c * kN, sign + c * kN))
           return bad("upgrade bit streams do not end with their bits");
       }
       for (size_t c = 0; c < 3; ++c) {
-        std::memcpy(tile.current[c], current + c * kN, sizeof(int16_t) * kN);
-        std::memcpy(tile.sign[c], sign + c * kN, kN);
+        std::memcpy(st.current[c], current + c * kN, sizeof(int16_t) * kN);
+        std::memcpy(st.sign[c], sign + c * kN, kN);
       }
     } else {
+      Tile::State& st = *tile.state;
       for (size_t c = 0; c < 3; ++c) {
-        // A difference adds to the tile; anything else replaces it, so decodes in place.
-        int16_t* buf = job.difference ? m_scratch.get() : tile.current[c];
+        // A difference adds to the tile's coefficients.
+        int16_t* buf = m_scratch.get();
         Rlgr::decode(Rlgr::Mode::Rlgr1, job.data[c], std::span<int16_t>(buf, kN));
         for (size_t i = 0; i < kN; ++i)
-          tile.sign[c][i] = int8_t(buf[i] > 0 ? 1 : buf[i] < 0 ? -1 : 0);
+          st.sign[c][i] = int8_t(buf[i] > 0 ? 1 : buf[i] < 0 ? -1 : 0);
         Q::dequantize(buf, job.bitPos[c], job.extrapolate);
-        if (job.difference)
-          for (size_t i = 0; i < kN; ++i)
-            tile.current[c][i] = saturatingAdd(buf[i], tile.current[c][i]);
+        for (size_t i = 0; i < kN; ++i)
+          st.current[c][i] = saturatingAdd(buf[i], st.current[c][i]);
       }
     }
     std::copy(job.bitPos, job.bitPos + 3, tile.bitPos);

@@ -4,11 +4,13 @@
 // RAW bit planes), YCbCr -> BGRX. The output equals FreeRDP 3.10's C decoder on every stream
 // both accept.
 //
-// State per surface exists only for the tiles that were decoded: 36 KiB a tile (the three
-// components' coefficients and signs), allocated on the tile's first pass, bounded by the
-// surface's 64x64 grid and, for all surfaces together, by front::Limits' pixel budget, and
-// wiped (secureZero) when a tile, a surface or the decoder goes. The pixels of a tile are not
-// kept: they follow from its coefficients and are drawn into the caller's surface.
+// State per surface exists only for the tiles that were decoded, bounded by the surface's 64x64
+// grid and, for all surfaces together, by front::Limits' pixel budget (counted at kTileBytes a
+// tile), and wiped (secureZero) when a tile, a surface or the decoder goes. A tile that only
+// ever had passes replacing it keeps the RLGR1 bytes of the last one (a few KiB); one that an
+// upgrade or a tile difference built on has its coefficients and signs (36 KiB) from then on,
+// a block reused by its later passes. The pixels of a tile are not kept: they follow from its coefficients
+// and are drawn into the caller's surface.
 //
 // A stream is checked before a coefficient is touched — its blocks, every tile header, and the
 // bookkeeping across the stream: an UPGRADE or a tile difference on a tile with no first pass, a
@@ -64,7 +66,9 @@ public:
   size_t surfaces() const { return m_surfaces.size(); }
   // Tiles holding state, over all surfaces.
   size_t tiles() const { return m_tileCount; }
-  // What one tile's state takes: three components' coefficients (16-bit) and signs (8-bit).
+  // What the tiles' state holds now, over all surfaces (their bytes or coefficients).
+  size_t bytesHeld() const;
+  // The most one tile's state takes: three components' coefficients (16-bit) and signs (8-bit).
   static constexpr size_t kTileBytes = 3 * 4096 * (sizeof(int16_t) + sizeof(int8_t));
 
   // Decodes `stream` for the surface into `surface` (its pixels, exactly its size). keepX

@@ -310,6 +310,42 @@ private slots:
     QVERIFY(std::memcmp(alone.ours.storage.data(), pair.ours.storage.data(), pair.ours.storage.size()) != 0);
   }
 
+  void keepsATileOnlyReplacedAsItsBytesAndBuildsOnItAsFreeRdpDoes() {
+    // freerdp-shadow-cli3 sends SIMPLE tiles only: no pass ever builds on one, so a tile keeps
+    // the bytes of its last pass, not 36 KiB of coefficients and signs.
+    const uint32_t w = 640, h = 448;
+    const size_t tiles = (w / 64) * (h / 64);
+    Region r;
+    QVERIFY(parse(encode(makePicture(w, h, Pattern::Text, 5), w, h), r));
+    Pair pair(w, h);
+    QVERIFY2(pair.both(frame({r}).v).isEmpty(), "first");
+    QCOMPARE(pair.decoder.tiles(), tiles);
+    const size_t replaced = pair.decoder.bytesHeld();
+    QVERIFY2(replaced < tiles * ProgressiveDecoder::kTileBytes / 4, qPrintable(QString::number(replaced)));
+
+    // A difference builds on every tile: each gets its coefficients from those bytes.
+    Region diff = r;
+    for (Tile& t : diff.tiles)
+      t.flags = 0x01;
+    QString d = pair.both(frame({diff}).v);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    const size_t built = pair.decoder.bytesHeld();
+    QVERIFY(built >= tiles * ProgressiveDecoder::kTileBytes);
+
+    // Replaced again (another picture), then built on again: drawn from the new bytes, the
+    // coefficients' block kept for the next pass that builds on the tile.
+    Region other;
+    QVERIFY(parse(encode(makePicture(w, h, Pattern::Gradient, 8), w, h), other));
+    d = pair.both(frame({other}).v);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    for (Tile& t : other.tiles)
+      t.flags = 0x01;
+    d = pair.both(frame({other}).v);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    QVERIFY(pair.decoder.bytesHeld() >= tiles * ProgressiveDecoder::kTileBytes);
+    QVERIFY(pair.decoder.bytesHeld() < built + tiles * ProgressiveDecoder::kTileBytes / 4);
+  }
+
   void handBuiltFirstAndUpgradeOfFreeRdpTilesEqualFreeRdp_data() {
     QTest::addColumn<int>("prog");
     QTest::newRow("2 bits") << 2;
@@ -565,8 +601,9 @@ private:
           what, stream.size(), runs, ours, oursCpu, theirs, theirsCpu);
   }
 
-  // The guest's two upgrade passes over its first pass (SRL and RAW, then the inverse DWT of
-  // every tile again), on a fresh pair of surfaces each run; the first pass is not timed.
+  // The guest's frame in three passes: its first pass, then two upgrade passes over it (SRL and
+  // RAW, then the inverse DWT of every tile again), on a fresh pair of surfaces each run. All
+  // three are timed: a decoder may put off work of the first pass until a later pass needs it.
   static void measureUpgrades(const GuestPasses& g) {
     QCOMPARE(g.streams.size(), size_t(3));
     const int runs = 9;
@@ -579,9 +616,8 @@ private:
     double ours = 1e9, theirs = 1e9, oursCpu = 1e9, theirsCpu = 1e9;
     for (int i = 0; i < runs; ++i) {
       Pair pair(1920, 1080);
-      QVERIFY(pair.both(g.streams[0]).isEmpty());
       double o = 0, t = 0, oc = 0, tc = 0;
-      for (size_t u = 1; u < g.streams.size(); ++u) {
+      for (size_t u = 0; u < g.streams.size(); ++u) {
         const auto t0 = Clock::now();
         const double c0 = cpuMs();
         QVERIFY(!gc::front::isViolation(pair.mine(g.streams[u])));
@@ -601,10 +637,12 @@ private:
       oursCpu = std::min(oursCpu, oc);
       theirsCpu = std::min(theirsCpu, tc);
     }
-    qInfo("1080p two upgrade passes (guest encoder, %zu + %zu bytes), fastest of %d: ours %.2f ms (CPU %.2f "
+    qInfo("1080p first pass and two upgrade passes (guest encoder, %zu + %zu + %zu bytes), fastest of %d: "
+          "ours %.2f ms (CPU %.2f "
           "ms), "
           "FreeRDP C path %.2f ms (CPU %.2f ms) (this build's flags)",
-          g.streams[1].size(), g.streams[2].size(), runs, ours, oursCpu, theirs, theirsCpu);
+          g.streams[0].size(), g.streams[1].size(), g.streams[2].size(), runs, ours, oursCpu, theirs,
+          theirsCpu);
   }
 };
 

@@ -263,6 +263,7 @@ async function shadowSuite(rig, opts) {
   await measure(rig, ctx, consoleClient(s), { xenv, shadow, label: 'console' });
   serverEvidence(ctx, 'console', log0, srvLog.counts);
   await rig.close(s);
+  if (process.env.GC_BENCH_SHADOW_CONSOLE_ONLY) return;
 
   // --- the console with the webview (headless chromium) on the same stream (issue 17) ----
   const mods = require('./webview').prepare(notes);
