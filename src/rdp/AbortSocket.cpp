@@ -1,6 +1,8 @@
 #include "rdp/AbortSocket.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,6 +33,13 @@ bool AbortSocket::shutWriting() {
   m_writingShut = true; // before the FIN: no write of FreeRDP's can slip in after it
   ::shutdown(m_fd, SHUT_WR);
   return true;
+}
+
+void AbortSocket::holdSegments(bool hold) {
+  std::lock_guard guard(m_mutex);
+  const int on = hold ? 1 : 0;
+  if (m_fd >= 0) // best effort: without the cork every write is sent as it comes
+    ::setsockopt(m_fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
 }
 
 void AbortSocket::close() {

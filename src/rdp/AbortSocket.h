@@ -31,6 +31,10 @@ public:
   bool shutWriting();
   // After the worker is gone: the duplicate is closed.
   void close();
+  // TCP_CORK: while held, what is written waits in the kernel and leaves as full segments;
+  // releasing sends what waits at once. For a run of small writes (inputs) that the other
+  // end would otherwise wake up for one by one.
+  void holdSegments(bool hold);
 
   // A socket was ever adopted (the connect trace).
   bool everConnected() const { return m_everConnected.load(); }

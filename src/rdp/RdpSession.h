@@ -172,6 +172,9 @@ public:
                      bool horizontal = false);
   // One UTF-16 code unit of the action's type_text (TS_UNICODE_KEYBOARD_EVENT).
   Status sendUnicode(quint16 codeUnit, bool down);
+  // Around a run of inputs sent back to back: the PDUs written meanwhile leave together when
+  // the hold ends (one segment for the guest to wake up for, not one per event). Any thread.
+  void holdWrites(bool hold) { m_socket.holdSegments(hold); }
   // What the server's Input Capability Set advertised (wire::kInputCap* bits), known after
   // connected(): FreeRDP drops the events a server did not ask for without an error.
   quint32 inputCaps() const { return m_inputCaps.load(); }

@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QLoggingCategory>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -63,30 +64,71 @@ void ReaderService::send(const wire::FromReader& message) {
 }
 
 void ReaderService::readable() {
-  // One datagram per wake-up, so a long burst of input cannot starve the session's posts.
+  // Up to kInputsPerWake datagrams per wake-up, so a long burst of input cannot starve the
+  // session's posts. The inputs of one wake-up (a run the console sent ahead of their
+  // answers) go to the guest under one hold, as one segment, and are answered once it left:
+  // an answer still means the input is on its way. Any other message ends the wake-up, after
+  // the answers before it.
   static ReaderSocket::Buffer buffer; // one reader thread; wiped after every message
-  int fd = -1;
-  const ReaderSocket::Received r = ReaderSocket::receive(m_control, buffer, fd, true);
-  if (r == ReaderSocket::Received::WouldBlock)
-    return;
-  if (r != ReaderSocket::Received::Datagram) {
-    // The console closed its end (or broke it): it is gone; so is the reason to run.
-    finish(r == ReaderSocket::Received::Closed ? 0 : 1);
-    return;
+  std::array<wire::InputDone, kInputsPerWake> answers;
+  std::size_t answered = 0;
+  bool holding = false;
+  const auto answerAll = [&] {
+    if (holding && m_session)
+      m_session->holdWrites(false);
+    holding = false;
+    for (std::size_t i = 0; i < answered; ++i)
+      send(answers[i]);
+    answered = 0;
+  };
+  for (std::size_t n = 0; n < kInputsPerWake; ++n) {
+    int fd = -1;
+    const ReaderSocket::Received r = ReaderSocket::receive(m_control, buffer, fd, true);
+    if (r == ReaderSocket::Received::WouldBlock)
+      break;
+    if (r != ReaderSocket::Received::Datagram) {
+      // The console closed its end (or broke it): it is gone; so is the reason to run.
+      answerAll();
+      finish(r == ReaderSocket::Received::Closed ? 0 : 1);
+      return;
+    }
+    Outcome<wire::ToReader> message = wire::decodeToReader(buffer.view());
+    buffer.wipe(); // a Start carried the credentials: they now live in locked memory only
+    if (!message.ok()) {
+      qCWarning(lcReader).noquote() << "a message from the console:" << message.failure().toString();
+      if (fd >= 0)
+        ::close(fd);
+      answerAll();
+      finish(1);
+      return;
+    }
+    const bool isInput = std::visit(
+        [&](const auto& m) {
+          using M = std::decay_t<decltype(m)>;
+          if constexpr (std::is_same_v<M, wire::Key> || std::is_same_v<M, wire::Pointer> ||
+                        std::is_same_v<M, wire::Unicode>) {
+            if (fd >= 0)
+              ::close(std::exchange(fd, -1)); // inputs come without a descriptor
+            if (!holding && m_session) {
+              m_session->holdWrites(true);
+              holding = true;
+            }
+            answers[answered++] = input(m);
+            return true;
+          }
+          return false;
+        },
+        message.value());
+    if (!isInput) {
+      answerAll();
+      handle(message.value(), fd);
+      return;
+    }
   }
-  Outcome<wire::ToReader> message = wire::decodeToReader(buffer.view());
-  buffer.wipe(); // a Start carried the credentials: they now live in locked memory only
-  if (!message.ok()) {
-    qCWarning(lcReader).noquote() << "a message from the console:" << message.failure().toString();
-    if (fd >= 0)
-      ::close(fd);
-    finish(1);
-    return;
-  }
-  handle(message.value(), fd);
+  answerAll();
 }
 
-template <typename Input> void ReaderService::input(const Input& m) {
+template <typename Input> wire::InputDone ReaderService::input(const Input& m) {
   int written = 0;
   Status s = success();
   if (m.chained && !(m_lastInput.written && m_lastInput.id + 1 == m.id))
@@ -102,7 +144,7 @@ template <typename Input> void ReaderService::input(const Input& m) {
   if constexpr (!std::is_same_v<Input, wire::Pointer>)
     written = s.ok() ? 1 : 0;
   m_lastInput = {m.id, s.ok()};
-  send(inputDone(m.id, s, written));
+  return inputDone(m.id, s, written);
 }
 
 void ReaderService::handle(wire::ToReader& message, int fd) {
@@ -121,10 +163,7 @@ void ReaderService::handle(wire::ToReader& message, int fd) {
           startSession(m, fd);
         } else {
           unexpectedFd();
-          if constexpr (std::is_same_v<M, wire::Key> || std::is_same_v<M, wire::Pointer> ||
-                        std::is_same_v<M, wire::Unicode>) {
-            input(m);
-          } else if constexpr (std::is_same_v<M, wire::ReleaseHeld>) {
+          if constexpr (std::is_same_v<M, wire::ReleaseHeld>) {
             wire::Released released;
             released.id = m.id;
             const Outcome<RdpSession::Released> r =

@@ -47,9 +47,11 @@ private:
   void finish(int code);
   // Test builds: wire::SelfTest; a release reader refuses it and exits.
   void selfTest(quint8 mode);
-  // One input (Key, Pointer, Unicode) to the session, answered InputDone; a chained one only
-  // if the input before it was written (ReaderWire.h).
-  template <typename Input> void input(const Input& m);
+  // One input (Key, Pointer, Unicode) to the session, and its answer; a chained one only if
+  // the input before it was written (ReaderWire.h).
+  template <typename Input> wire::InputDone input(const Input& m);
+  // As many as the console keeps in flight (RdpReader::kInputsInFlight).
+  static constexpr std::size_t kInputsPerWake = 32;
 
   int m_control;
   SharedDesktop m_desktop;

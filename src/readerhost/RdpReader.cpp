@@ -273,15 +273,6 @@ Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::mi
   clock.start();
   static ReaderSocket::Buffer buffer; // the main thread only
   while (m_socket >= 0) {
-    const qint64 left = bound.count() - clock.elapsed();
-    if (left <= 0)
-      break;
-    pollfd p{m_socket, POLLIN, 0};
-    const int rc = ::poll(&p, 1, int(std::min<qint64>(left, 1000)));
-    if (rc < 0 && errno != EINTR)
-      break;
-    if (rc <= 0)
-      continue;
     int fd = -1;
     const ReaderSocket::Received r = ReaderSocket::receive(m_socket, buffer, fd, true);
     if (fd >= 0) {
@@ -289,8 +280,18 @@ Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::mi
       breach(QStringLiteral("the RDP reader passed a descriptor"));
       return Failure{Refusal::RdpReaderFailed, m_exit};
     }
-    if (r == ReaderSocket::Received::WouldBlock)
+    if (r == ReaderSocket::Received::WouldBlock) {
+      // Read first, wait only when nothing is there: answers that came together cost a
+      // receive each, not a poll and a receive.
+      const qint64 left = bound.count() - clock.elapsed();
+      if (left <= 0)
+        break;
+      pollfd p{m_socket, POLLIN, 0};
+      const int rc = ::poll(&p, 1, int(std::min<qint64>(left, 1000)));
+      if (rc < 0 && errno != EINTR)
+        break;
       continue;
+    }
     if (r != ReaderSocket::Received::Datagram) {
       breach(r == ReaderSocket::Received::Closed
                  ? QStringLiteral("the RDP reader closed its socket")
@@ -486,9 +487,11 @@ Status RdpReader::sendInputs(std::span<InputMessage> inputs, std::chrono::millis
   const quint32 first = m_nextId;
   std::size_t sent = 0;
   while (*delivered < inputs.size()) {
-    // Keep the window full: the reader handles each as it reads it, so its answers come
-    // back while the rest are on their way.
-    for (; sent < inputs.size() && sent - *delivered < kInputsInFlight; ++sent) {
+    // Refill the window once half of it was answered: the reader handles what it finds
+    // queued as one run (one segment to the guest, its answers together), so refilling after
+    // every answer would cut the runs back to one input each.
+    const bool refill = sent - *delivered <= kInputsInFlight / 2;
+    for (; refill && sent < inputs.size() && sent - *delivered < kInputsInFlight; ++sent) {
       std::visit(
           [this, chained = sent > 0](auto& m) {
             m.id = m_nextId++;

@@ -3,6 +3,7 @@
 #include "GuestProcess.h"
 #include "SessionFrames.h"
 #include "SessionRig.h"
+#include "rdp/AbortSocket.h"
 #include "rdp/CertificatePin.h"
 #include "rdp/ChannelReport.h"
 #include "rdp/FrontGuard.h"
@@ -28,7 +29,13 @@
 #include <cstdio>
 #include <ctime>
 #include <random>
+#include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace gc;
@@ -194,6 +201,7 @@ private slots:
   void pinComparisonNeedsExactly32EqualBytes();
   void unparsableCertificateHasNoPin();
   void inputBeforeConnectIsRefused();
+  void heldWritesLeaveTogetherWhenTheHoldEnds();
 
   // Against the test guest.
   void showsTheGuestsIdentityMarker();
@@ -384,6 +392,53 @@ void tst_RdpSession::inputBeforeConnectIsRefused() {
   QCOMPARE(session.sendKey(0xE048, true).code(), Refusal::InputSendFailed);
   QCOMPARE(session.sendKey(0xE11D, true).code(), Refusal::InputInvalid);
   QCOMPARE(session.sendPointer(1, 1, 0, 0).code(), Refusal::InputSendFailed);
+}
+
+// A run of inputs is written under a hold so that the guest wakes once for it: what is
+// written while held stays unsent in the kernel, and all of it leaves when the hold ends.
+void tst_RdpSession::heldWritesLeaveTogetherWhenTheHoldEnds() {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  QVERIFY(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  QCOMPARE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  QCOMPARE(::listen(listener, 1), 0);
+  QCOMPARE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  QCOMPARE(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int peer = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  QVERIFY(peer >= 0);
+  ::close(listener);
+  const auto unsent = [client] {
+    int n = -1;
+    return ::ioctl(client, SIOCOUTQNSD, &n) == 0 ? n : -1;
+  };
+
+  AbortSocket socket;
+  QVERIFY(socket.adopt(client));
+  socket.holdSegments(true);
+  const char run[40] = "forty bytes of small writes, held back.";
+  for (int i = 0; i < 4; ++i)
+    QCOMPARE(::send(client, run + 10 * i, 10, MSG_NOSIGNAL), ssize_t(10));
+  QCOMPARE(unsent(), 40);
+  socket.holdSegments(false);
+  QCOMPARE(unsent(), 0);
+
+  char got[40] = {};
+  std::size_t have = 0;
+  while (have < sizeof got) {
+    pollfd p{peer, POLLIN, 0};
+    QVERIFY(::poll(&p, 1, 30000) == 1);
+    const ssize_t n = ::recv(peer, got + have, sizeof got - have, 0);
+    QVERIFY(n > 0);
+    have += std::size_t(n);
+  }
+  QCOMPARE(QByteArray(got, 40), QByteArray(run, 40));
+  socket.close();
+  ::close(client);
+  ::close(peer);
 }
 
 // ---------------------------------------------------------------------------------------
