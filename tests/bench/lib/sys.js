@@ -20,6 +20,8 @@ function memory(pid) {
     const s = fs.readFileSync(`/proc/${pid}/status`, 'latin1');
     const r = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1');
     const kb = (text, k) => Number((text.match(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm')) || [])[1] || 0);
+    // GC_BENCH_SMAPS_DIR: each sample's whole smaps too, to see which mappings make up the PSS.
+    if (process.env.GC_BENCH_SMAPS_DIR) fs.writeFileSync(`${process.env.GC_BENCH_SMAPS_DIR}/${pid}-${Date.now()}.smaps`, fs.readFileSync(`/proc/${pid}/smaps`, 'latin1'));
     return { rss: kb(s, 'VmRSS') / 1024, hwm: kb(s, 'VmHWM') / 1024, pss: kb(r, 'Pss') / 1024, anon: kb(s, 'RssAnon') / 1024 };
   } catch { return null; }
 }
