@@ -26,13 +26,13 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <cstdio>
 #include <ctime>
-#include <random>
-#include <arpa/inet.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <random>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
