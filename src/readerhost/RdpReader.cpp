@@ -273,6 +273,15 @@ Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::mi
   clock.start();
   static ReaderSocket::Buffer buffer; // the main thread only
   while (m_socket >= 0) {
+    const qint64 left = bound.count() - clock.elapsed();
+    if (left <= 0)
+      break;
+    pollfd p{m_socket, POLLIN, 0};
+    const int rc = ::poll(&p, 1, int(std::min<qint64>(left, 1000)));
+    if (rc < 0 && errno != EINTR)
+      break;
+    if (rc <= 0)
+      continue;
     int fd = -1;
     const ReaderSocket::Received r = ReaderSocket::receive(m_socket, buffer, fd, true);
     if (fd >= 0) {
@@ -280,18 +289,8 @@ Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::mi
       breach(QStringLiteral("the RDP reader passed a descriptor"));
       return Failure{Refusal::RdpReaderFailed, m_exit};
     }
-    if (r == ReaderSocket::Received::WouldBlock) {
-      // Read first, wait only when nothing is there: answers that came together cost a
-      // receive each, not a poll and a receive.
-      const qint64 left = bound.count() - clock.elapsed();
-      if (left <= 0)
-        break;
-      pollfd p{m_socket, POLLIN, 0};
-      const int rc = ::poll(&p, 1, int(std::min<qint64>(left, 1000)));
-      if (rc < 0 && errno != EINTR)
-        break;
+    if (r == ReaderSocket::Received::WouldBlock)
       continue;
-    }
     if (r != ReaderSocket::Received::Datagram) {
       breach(r == ReaderSocket::Received::Closed
                  ? QStringLiteral("the RDP reader closed its socket")
