@@ -50,8 +50,8 @@ private:
   // One input (Key, Pointer, Unicode) to the session, and its answer; a chained one only if
   // the input before it was written (ReaderWire.h).
   template <typename Input> wire::InputDone input(const Input& m);
-  // As many as the console keeps in flight (RdpReader::kInputsInFlight).
-  static constexpr std::size_t kInputsPerWake = 32;
+  // As many as the console keeps in flight (ReaderWire.h).
+  static constexpr std::size_t kInputsPerWake = wire::kInputsInFlight;
 
   int m_control;
   SharedDesktop m_desktop;

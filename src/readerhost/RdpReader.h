@@ -123,10 +123,8 @@ public:
 
   // One input message to the reader; answered by one InputDone.
   using InputMessage = std::variant<wire::Key, wire::Pointer, wire::Unicode>;
-  // At most this many inputs are sent ahead of their answers: enough that a queue of them
-  // costs one round trip to the reader, not one each, and little enough that neither side's
-  // socket buffer can fill while the other waits to be read.
-  static constexpr std::size_t kInputsInFlight = 32;
+  // At most this many inputs are sent ahead of their answers (ReaderWire.h).
+  static constexpr std::size_t kInputsInFlight = wire::kInputsInFlight;
   // Sends `inputs` in order (each gets a fresh id) and returns once every one was answered,
   // or at the first that failed, INPUT_SEND_FAILED. `*delivered`: how many, from the first,
   // the reader wrote and flushed; `written[i]` (when given, as long as `inputs`): the PDUs

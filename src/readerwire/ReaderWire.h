@@ -24,6 +24,7 @@
 #include <QRect>
 #include <QSize>
 
+#include <cstddef>
 #include <variant>
 
 namespace gc::wire {
@@ -37,6 +38,11 @@ inline constexpr qsizetype kMaxNames = 64;    // a string list
 inline constexpr qsizetype kMaxRects = 1024;  // damage rectangles per lease
 inline constexpr qsizetype kMaxMoves = 64;    // moves per lease
 inline constexpr qsizetype kMaxNeedles = 8;
+// At most this many inputs are on their way from the console ahead of their answers, and the
+// reader takes at most this many queued inputs as one run: enough that a queue of them costs
+// one round trip to the reader, not one each, and little enough that neither side's socket
+// buffer can fill while the other waits to be read.
+inline constexpr std::size_t kInputsInFlight = 32;
 // Connected::inputCaps bits; any other bit is a breach.
 inline constexpr quint32 kInputCapUnicode = 0x1, kInputCapHorizontalWheel = 0x2, kInputCapExtendedMouse = 0x4;
 
