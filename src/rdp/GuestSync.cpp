@@ -20,9 +20,10 @@ GuestSync::GuestSync(QObject* parent) : QObject(parent) {
 
 GuestSync::~GuestSync() = default;
 
-void GuestSync::setAsk(Ask ask, Asked asked) {
+void GuestSync::setAsk(Ask ask, Asked asked, ComingUp comingUp) {
   m_ask = std::move(ask);
   m_asked = std::move(asked);
+  m_comingUp = std::move(comingUp);
 }
 
 void GuestSync::start(QRect area, quint8 offered, bool suppressFirst, Timing timing, Done done) {
@@ -60,7 +61,7 @@ bool GuestSync::askNext() {
     const quint8 bit = syncRungBit(rung);
     if (!(m_result.rungsOffered & bit) || (m_skip & bit))
       continue;
-    if (rung != Confirmation::GfxCaps && Clock::now() < lastFrame() + kStreamGap) {
+    if (rung != Confirmation::GfxCaps && Clock::now() < lastHeard() + kStreamGap) {
       m_deferred = rung; // asked once the stream pauses (evaluate)
       m_deferredAt = Clock::now();
       return true;
@@ -84,9 +85,14 @@ bool GuestSync::ask(Confirmation rung) {
   return true;
 }
 
-GuestSync::Clock::time_point GuestSync::lastFrame() const {
+GuestSync::Clock::time_point GuestSync::lastHeard(bool* comingUp) const {
+  const bool up = m_comingUp && m_comingUp();
+  if (comingUp)
+    *comingUp = up;
+  if (up)
+    return Clock::now(); // the pipeline's first frame is still to come: no pause has begun
   std::lock_guard lock(m_mutex);
-  return m_lastFrame;
+  return m_lastHeard;
 }
 
 void GuestSync::cancel() {
@@ -131,7 +137,7 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
   {
     std::lock_guard lock(m_mutex);
     const auto now = Clock::now();
-    m_lastFrame = now;
+    m_lastHeard = now;
     if (changed)
       m_lastChange = now;
     // A frame that was open when the request went out began before it: what it covers was
@@ -158,6 +164,7 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
 void GuestSync::noteCapsConfirm() {
   {
     std::lock_guard lock(m_mutex);
+    m_lastHeard = Clock::now(); // the pipeline's surface and first frame follow it
     if (m_pending != Confirmation::GfxCaps)
       return;
     m_pending = Confirmation::SettleOnly;
@@ -206,10 +213,14 @@ void GuestSync::evaluate() {
     return finish(Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")});
   const auto now = Clock::now();
   const auto until = m_armedAt + m_timing.deadline;
-  // 0. A corner rung waits for a pause in the guest's stream, at most kStreamGapWait.
+  // 0. A corner rung waits for a pause in the guest's stream: at most kStreamGapWait, or
+  // answerWait for the pipeline's first frame.
   if (m_deferred != Confirmation::SettleOnly) {
-    const QuietSpell pause =
-        QuietSpell::at(now, lastFrame(), kStreamGap, std::min(m_deferredAt + kStreamGapWait, until));
+    bool comingUp = false;
+    const Clock::time_point heard = lastHeard(&comingUp);
+    const auto most = comingUp ? std::max<Clock::duration>(m_timing.answerWait, kStreamGapWait)
+                               : Clock::duration(kStreamGapWait);
+    const QuietSpell pause = QuietSpell::at(now, heard, kStreamGap, std::min(m_deferredAt + most, until));
     if (pause.waiting)
       return scheduleAt(pause.next);
     if (ask(std::exchange(m_deferred, Confirmation::SettleOnly)))

@@ -18,8 +18,12 @@
 // A corner rung is asked only once the guest's stream has paused for kStreamGap (at most
 // kStreamGapWait): an update covering the corner that the guest sent before it stopped reading
 // (a frozen guest) and that is still arriving would pass for the answer; once nothing has come
-// for a while, nothing sent before is still on its way. A desktop that never pauses is asked
-// after the wait: there the gap stays open, and the guest is not frozen (it keeps sending).
+// for a while, nothing sent before is still on its way. A CapsConfirm counts as heard. A
+// desktop that never pauses is asked after the wait: there the gap stays open, and the guest
+// is not frozen (it keeps sending). While the graphics pipeline is coming up (ComingUp: its
+// first frame, the whole surface, has not ended yet, and the server may still be encoding it
+// with nothing on the wire), the rung waits up to answerWait: that frame is certain to come,
+// it covers the corner, and it was decided before the request.
 // Each rung waits answerWait. A rung that went unanswered is remembered for the session and
 // skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
 // shadow and GRD) cost the wait once. An answer ends the round at once (`settled` then only
@@ -71,11 +75,13 @@ public:
   // Suppress Output, held back meanwhile, may go). Both on the main thread.
   using Ask = std::function<bool(Confirmation rung)>;
   using Asked = std::function<void()>;
+  // Main thread, no lock taken: the guest's graphics pipeline is coming up (see above).
+  using ComingUp = std::function<bool()>;
 
   explicit GuestSync(QObject* parent = nullptr);
   ~GuestSync() override;
 
-  void setAsk(Ask ask, Asked asked);
+  void setAsk(Ask ask, Asked asked, ComingUp comingUp = nullptr);
 
   // Main thread: a new round, the corner `area` watched, `offered` the rungs the server
   // advertised (syncRungBit set). `suppressFirst`: the output is suppressed and is to be
@@ -97,7 +103,8 @@ public:
   // RDP worker: one processed update or frame's end (its invalid rectangles, maybe none;
   // `changed`: a pixel changed).
   void noteUpdate(std::span<const QRect> rects, bool changed);
-  // RDP worker: a CapsConfirm the gfx client accepted as the answer to a re-advertise.
+  // RDP worker: a CapsConfirm the gfx client accepted (the connect's, or the answer to a
+  // re-advertise).
   void noteCapsConfirm();
   // RDP worker, as its last act: the session is gone.
   void noteSessionEnded();
@@ -106,7 +113,8 @@ private:
   void evaluate();
   bool askNext();              // false: the request could not be written (the round is finished)
   bool ask(Confirmation rung); // likewise
-  Clock::time_point lastFrame() const;
+  // The guest was last heard (now while its pipeline is coming up, said in `comingUp`).
+  Clock::time_point lastHeard(bool* comingUp = nullptr) const;
   void finish(const Outcome<Result>& outcome);
   void wake(); // any thread: evaluate soon on the main thread
   void scheduleAt(Clock::time_point when);
@@ -115,6 +123,7 @@ private:
   QTimer m_timer;
   Ask m_ask;
   Asked m_asked;
+  ComingUp m_comingUp;
   Done m_done;
   Timing m_timing;
   Result m_result;
@@ -138,7 +147,7 @@ private:
   bool m_ended = false;
   Clock::time_point m_answeredAt;
   Clock::time_point m_lastChange;
-  Clock::time_point m_lastFrame; // the guest's latest frame end (update) of the session
+  Clock::time_point m_lastHeard; // the guest's latest frame end (update) or CapsConfirm of the session
 };
 
 } // namespace gc

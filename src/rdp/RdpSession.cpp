@@ -265,7 +265,8 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
                        std::lock_guard alive(m_lifecycleMutex);
                        std::lock_guard ioLock(m_ioMutex);
                        applySuppressOutput(); // what the ladder held back
-                     });
+                     },
+                     [this] { return pipelineComingUp(); });
   m_gfx->gfxChannel()->client().setPacing([this](uint32_t) {
     m_pacer.noteHanded(m_handed);
     return m_pacer.ackNow(std::chrono::steady_clock::now(),
@@ -769,6 +770,12 @@ bool RdpSession::askGuest(SyncConfirmation rung) {
     break;
   }
   return false;
+}
+
+bool RdpSession::pipelineComingUp() {
+  // An atomic, not m_ioMutex: the ladder's look must not wait for the worker's update.
+  gfx::GfxChannel* channel = m_gfx->gfxChannel();
+  return channel && channel->client().comingUp();
 }
 
 void RdpSession::reapWorker() {

@@ -275,6 +275,8 @@ private:
   void applySuppressOutput();
   // The ladder's request for `rung` (GuestSync::Ask): main thread, takes the locks.
   bool askGuest(SyncConfirmation rung);
+  // The RDPGFX pipeline is coming up (GuestSync::ComingUp): main thread, no lock.
+  bool pipelineComingUp();
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;

@@ -23,11 +23,13 @@ GfxClient::~GfxClient() {
 Violation GfxClient::fail(Violation v) {
   if (!m_violation)
     m_violation = v;
+  m_comingUp.store(false, std::memory_order_release); // nothing more comes on it
   return *m_violation;
 }
 
 bool GfxClient::opened(Write write) {
   m_write = std::move(write);
+  m_comingUp.store(m_framesDecoded == 0 && !m_violation, std::memory_order_release);
   const std::vector<uint8_t> advertise = encodeCapsAdvertise();
   return m_write && m_write(advertise);
 }
@@ -48,6 +50,7 @@ void GfxClient::closed() {
   m_scratch.release();
   m_deferred.clear();
   m_write = nullptr;
+  m_comingUp.store(false, std::memory_order_release);
 }
 
 Checked<Ok> GfxClient::receive(std::span<const uint8_t> message) {
@@ -208,6 +211,7 @@ Checked<Ok> GfxClient::execute(const Pdu& pdu) {
 
 void GfxClient::endFrame(uint32_t frameId) {
   ++m_framesDecoded;
+  m_comingUp.store(false, std::memory_order_release);
   if (m_report)
     m_report->noteGfxFrame();
   if (m_frameEnded)

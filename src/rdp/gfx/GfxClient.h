@@ -20,6 +20,7 @@
 #include "rdp/gfx/SurfaceTable.h"
 #include "rdp/gfx/Zgfx.h"
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <optional>
@@ -49,6 +50,10 @@ public:
   // negotiation (GRD ends the session on a reduced list). False: not open or not written.
   bool readvertise();
   void setCapsConfirmed(std::function<void()> confirmed) { m_capsConfirmed = std::move(confirmed); }
+  // Any thread: open, and no frame of the server's has ended on it yet, so the pipeline is
+  // coming up (its CapsConfirm, the surface and a first frame of all of it are on their way,
+  // or still being encoded: the test guest under ASan takes 240 ms between the two).
+  bool comingUp() const { return m_comingUp.load(std::memory_order_acquire); }
   // One message the channel received (RDP_SEGMENTED_DATA).
   front::Checked<front::Ok> receive(std::span<const uint8_t> message);
   // The channel closed: everything the guest made us hold is zeroed and freed.
@@ -90,6 +95,7 @@ private:
   ScratchPixels m_scratch;
   std::deque<uint32_t> m_deferred;
   uint32_t m_framesDecoded = 0;
+  std::atomic<bool> m_comingUp{false}; // read by any thread (comingUp)
   uint32_t m_acknowledged = 0;
   std::optional<front::Violation> m_violation;
   std::vector<QRect> m_touched;

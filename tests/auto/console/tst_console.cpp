@@ -602,9 +602,9 @@ private slots:
     ConsoleRig rig;
     QVERIFY2(rig.openSession(ConsoleRig::Reach::LoggedIn, guestArgs), qPrintable(rig.failure));
     QVERIFY(guestCaughtUp(rig));
-    // Over RDPGFX the pipeline comes up after the paint above: its first frame (the whole
-    // surface) must have arrived, or, sent before a rung's request, it would pass for the
-    // answer of a rung this guest ignores.
+    // Over RDPGFX the pipeline comes up after the paint above; the ladder waits for its first
+    // frame (the whole surface) itself, but this test is about which rung answers, so it
+    // starts with nothing of the guest's on its way.
     if (!guestArgs.isEmpty())
       QVERIFY(gfxCaughtUp(rig));
     rig.guest.command(QStringLiteral("{\"cmd\":\"refresh\",\"mode\":\"%1\"}").arg(refresh).toUtf8());

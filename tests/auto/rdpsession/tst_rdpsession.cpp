@@ -202,6 +202,7 @@ private slots:
   void unparsableCertificateHasNoPin();
   void inputBeforeConnectIsRefused();
   void heldWritesLeaveTogetherWhenTheHoldEnds();
+  void aCornerRungWaitsForThePipelinesFirstFrame();
 
   // Against the test guest.
   void showsTheGuestsIdentityMarker();
@@ -439,6 +440,54 @@ void tst_RdpSession::heldWritesLeaveTogetherWhenTheHoldEnds() {
   socket.close();
   ::close(client);
   ::close(peer);
+}
+
+// A corner rung's answer is an update that covers the corner. While the graphics pipeline is
+// coming up, its first frame (the whole surface, decided before the request) is certain to
+// come and would pass for the answer: the rung waits for it, longer than for a pause in an
+// ordinary stream, and is asked once it has come.
+void tst_RdpSession::aCornerRungWaitsForThePipelinesFirstFrame() {
+  using Clock = GuestSync::Clock;
+  GuestSync sync;
+  bool comingUp = true;
+  int looked = 0;
+  Clock::time_point lastLook{};
+  std::optional<Clock::time_point> askedAt;
+  std::optional<Clock::time_point> cameAt;
+  sync.setAsk(
+      [&](SyncConfirmation rung) {
+        if (rung == SyncConfirmation::RefreshRect)
+          askedAt = Clock::now();
+        return true;
+      },
+      [] {},
+      [&] {
+        ++looked;
+        lastLook = Clock::now();
+        if (!comingUp && !cameAt)
+          cameAt = lastLook;
+        return comingUp;
+      });
+  const quint8 offered = syncRungBit(SyncConfirmation::RefreshRect);
+  const Clock::time_point began = Clock::now();
+  sync.start(QRect(0, 0, 16, 16), offered, false, timing(30000, 200, 20000), [](const auto&) {});
+  // It looked (the ladder, then the pause) and did not ask; it still has not when it looks
+  // again well past the wait for an ordinary pause.
+  QVERIFY(looked >= 2);
+  QVERIFY(QTest::qWaitFor(
+      [&] { return askedAt.has_value() || lastLook > began + 2 * GuestSync::kStreamGapWait; }, 30000));
+  QVERIFY(!askedAt.has_value());
+  comingUp = false; // the first frame has ended
+  QVERIFY(QTest::qWaitFor([&] { return askedAt.has_value(); }, 30000));
+  QVERIFY(cameAt.has_value());
+  QVERIFY(*askedAt >= *cameAt);
+  sync.cancel();
+
+  // With the pipeline up, an idle stream is asked at once.
+  askedAt.reset();
+  sync.start(QRect(0, 0, 16, 16), offered, false, timing(30000, 200, 20000), [](const auto&) {});
+  QVERIFY(askedAt.has_value());
+  sync.cancel();
 }
 
 // ---------------------------------------------------------------------------------------
