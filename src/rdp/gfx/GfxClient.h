@@ -50,9 +50,10 @@ public:
   // negotiation (GRD ends the session on a reduced list). False: not open or not written.
   bool readvertise();
   void setCapsConfirmed(std::function<void()> confirmed) { m_capsConfirmed = std::move(confirmed); }
-  // Any thread: open, and no frame of the server's has ended on it yet, so the pipeline is
-  // coming up (its CapsConfirm, the surface and a first frame of all of it are on their way,
-  // or still being encoded: the test guest under ASan takes 240 ms between the two).
+  // Any thread: open, and no frame of the server's has ended on this client yet, so the
+  // pipeline is coming up (its CapsConfirm, the surface and a first frame of all of it are on
+  // their way, or still being encoded: the test guest under ASan took 244-308 ms between the
+  // CapsConfirm and that frame).
   bool comingUp() const { return m_comingUp.load(std::memory_order_acquire); }
   // One message the channel received (RDP_SEGMENTED_DATA).
   front::Checked<front::Ok> receive(std::span<const uint8_t> message);
