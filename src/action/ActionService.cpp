@@ -497,6 +497,8 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
       !s.ok()) {
     receipt.failure = s.failure();
   } else {
+    // The lock, the capture and the action's own lines are on disk before the guest gets it.
+    syncEvidence();
     // Exactly once: no retry of a failed event, no resend of the plan. events_sent counts
     // the input PDUs the sink actually wrote, also those of a partly sent event.
     for (const InputEvent& event : plan.value()) {
@@ -533,6 +535,7 @@ Outcome<Receipt> ActionService::performAction(const QJsonObject& arguments) {
   receipt.time = QDateTime::currentDateTimeUtc();
 
   record(QStringLiteral("receipt"), {{QStringLiteral("receipt"), receipt.body()}});
+  syncEvidence(); // the head the receipt names is on disk
   receipt.evidenceHead = m_evidence ? m_evidence->headHash() : QByteArray();
   emit receiptIssued(receipt.toJson());
 
@@ -560,6 +563,13 @@ Failure ActionService::refuse(const QString& op, Refusal code, const QString& me
          {{QStringLiteral("op"), op}, {QStringLiteral("code"), refusalName(code)}});
   emit refused(op, code);
   return Failure{code, message};
+}
+
+void ActionService::syncEvidence() {
+  if (!m_evidence)
+    return;
+  if (Status s = m_evidence->sync(); !s.ok())
+    qCWarning(lcAction) << "evidence sync failed:" << s.failure().toString();
 }
 
 void ActionService::record(const QString& event, const QJsonObject& fields) {

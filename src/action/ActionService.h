@@ -148,6 +148,7 @@ private:
   void releaseAll(Receipt::Release& release);
   Failure refuse(const QString& op, Refusal code, const QString& message);
   void record(const QString& event, const QJsonObject& fields);
+  void syncEvidence(); // every line so far on disk (EvidenceLog::sync)
 
   Grant m_grant;
   VmIdentity m_vm;

@@ -43,6 +43,8 @@ EvidenceLog::~EvidenceLog() {
 }
 
 Status EvidenceLog::open(const QString& dir, const QString& name) {
+  if (m_fd >= 0 || m_syncer.joinable())
+    return Status(Refusal::Internal, QStringLiteral("the evidence log is open already"));
   if (name.isEmpty() || name.contains(QLatin1Char('/')) || name.startsWith(QLatin1Char('.')))
     return Status(Refusal::Internal, QStringLiteral("bad evidence name"));
   if (!QDir().mkpath(dir) || ::chmod(QFile::encodeName(dir).constData(), 0700) != 0)
@@ -52,6 +54,36 @@ Status EvidenceLog::open(const QString& dir, const QString& name) {
                 O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (m_fd < 0)
     return Status(Refusal::Internal, QStringLiteral("cannot create %1: %2").arg(m_path, errnoText()));
+  // A new file: a chain of its own.
+  m_prev = kGenesis;
+  m_seq = 0;
+  m_linesWritten = m_linesSynced = 0;
+  m_syncFailed = m_stopping = false;
+  m_syncer = std::thread([this] { syncLoop(); });
+  return success();
+}
+
+void EvidenceLog::syncLoop() {
+  std::unique_lock lock(m_syncMutex);
+  while (true) {
+    m_syncWake.wait(lock, [this] { return m_stopping || m_linesWritten > m_linesSynced; });
+    if (m_linesWritten == m_linesSynced)
+      return; // stopping, and nothing is left to sync
+    const quint64 upto = m_linesWritten;
+    lock.unlock();
+    const bool ok = ::fsync(m_fd) == 0;
+    lock.lock();
+    m_syncFailed = m_syncFailed || !ok;
+    m_linesSynced = upto;
+    m_synced.notify_all();
+  }
+}
+
+Status EvidenceLog::sync() {
+  std::unique_lock lock(m_syncMutex);
+  m_synced.wait(lock, [this] { return m_linesSynced >= m_linesWritten; });
+  if (m_syncFailed)
+    return Status(Refusal::Internal, QStringLiteral("evidence sync failed"));
   return success();
 }
 
@@ -73,14 +105,31 @@ Status EvidenceLog::append(const QString& event, const QJsonObject& fields) {
   const QByteArray hash = chainHash(m_prev, line);
   line += kHashKey + hash + "\"}\n";
   const ssize_t written = ::write(m_fd, line.constData(), static_cast<size_t>(line.size()));
-  if (written != line.size() || ::fsync(m_fd) != 0)
+  if (written != line.size())
     return Status(Refusal::Internal, QStringLiteral("evidence write failed"));
   m_prev = hash;
   ++m_seq;
+  bool syncFailed = false;
+  {
+    std::lock_guard lock(m_syncMutex);
+    m_linesWritten = m_seq;
+    syncFailed = m_syncFailed;
+  }
+  m_syncWake.notify_one();
+  if (syncFailed)
+    return Status(Refusal::Internal, QStringLiteral("evidence sync failed"));
   return success();
 }
 
 void EvidenceLog::close() {
+  if (m_syncer.joinable()) {
+    {
+      std::lock_guard lock(m_syncMutex);
+      m_stopping = true; // the syncer syncs what is left, then ends
+    }
+    m_syncWake.notify_one();
+    m_syncer.join();
+  }
   if (m_fd >= 0) {
     ::close(m_fd);
     m_fd = -1;

@@ -274,7 +274,8 @@ Status Console::fail(const Failure& failure) {
     (void)m_evidence.open(QDir(m_options.stateDir).filePath(QStringLiteral("evidence")), name);
   }
   record(QStringLiteral("refused"), entry::refused(failure, m_grant.digestHex));
-  // After the entry is written, so the path the parent is told already holds it.
+  // After the entry is on disk, so the path the parent is told already holds it.
+  (void)m_evidence.sync();
   sendControl(
       control::error(failure.code, failure.message, m_evidence.isOpen() ? m_evidence.path() : QString()));
   if (m_rdp)

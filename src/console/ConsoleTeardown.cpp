@@ -113,8 +113,8 @@ void Console::finishTeardown(const Failure& reason) {
   if (m_rdp) // the session's channels, as they happened (RDP_CHANNEL_REFUSED: refused creates)
     closed.insert(QStringLiteral("channels"), m_rdp->channelReport().closedJson());
   record(QStringLiteral("closed"), closed);
+  m_evidence.close(); // on disk before the parent is told the head
   sendControl(control::closed(reason.code, reason.message, m_evidence.headHash(), m_evidence.path()));
-  m_evidence.close();
   m_connection.reset();
   setLifecycle(Lifecycle::Closed);
   emit finished(exitStatus(ExitCode::Ok)); // every close after a successful open exits 0

@@ -203,6 +203,43 @@ private slots:
     QVERIFY(!second.open(dir.path(), QStringLiteral("l")).ok());
   }
 
+  // The fsync is the log's own thread's; the write is not: whoever reads the file after an
+  // append (the parent told an evidence path, a verify) finds the line there.
+  void eachLineIsInTheFileWhenAppendReturns() {
+    QTemporaryDir dir;
+    EvidenceLog log;
+    QVERIFY(log.open(dir.path(), QStringLiteral("r")).ok());
+    for (int i = 1; i <= 50; ++i) {
+      QVERIFY(log.append(QStringLiteral("phase"), QJsonObject{{QStringLiteral("n"), i}}).ok());
+      const auto v = EvidenceLog::verifyFile(log.path());
+      QVERIFY2(v.ok, qPrintable(v.error));
+      QCOMPARE(v.lines, quint64(i));
+      QCOMPARE(v.head, log.headHash());
+    }
+    QVERIFY(log.sync().ok());
+    log.close();
+    QCOMPARE(EvidenceLog::verifyFile(log.path()).lines, quint64(50));
+  }
+
+  void aSecondOpenIsRefusedUntilTheLogIsClosed() {
+    QTemporaryDir dir;
+    EvidenceLog log;
+    QVERIFY(log.sync().ok()); // nothing open: nothing to wait for
+    QVERIFY(log.open(dir.path(), QStringLiteral("a")).ok());
+    QVERIFY(log.append(QStringLiteral("x")).ok());
+    QVERIFY(!log.open(dir.path(), QStringLiteral("b")).ok());
+    QCOMPARE(log.path(), dir.filePath(QStringLiteral("a.jsonl")));
+    log.close();
+    QVERIFY(!log.isOpen());
+    // Closed, it opens again: a new file with a chain and a syncer of its own.
+    QVERIFY(log.open(dir.path(), QStringLiteral("b")).ok());
+    QVERIFY(log.append(QStringLiteral("y")).ok());
+    QVERIFY(log.sync().ok());
+    log.close();
+    QCOMPARE(EvidenceLog::verifyFile(dir.filePath(QStringLiteral("a.jsonl"))).lines, quint64(1));
+    QVERIFY(EvidenceLog::verifyFile(dir.filePath(QStringLiteral("b.jsonl"))).ok);
+  }
+
   void valuesThatLookLikeTheHashKeyStayData() {
     QTemporaryDir dir;
     EvidenceLog log;
