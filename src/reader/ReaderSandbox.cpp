@@ -157,12 +157,12 @@ bool installFilter() {
            SCMP_SYS(timerfd_gettime)});
   // Descriptors it already holds: the guest's socket, the socketpair, the shared desktop,
   // eventfds, its kept /proc files, stderr.
-  f.allow({SCMP_SYS(read),        SCMP_SYS(write),      SCMP_SYS(readv),      SCMP_SYS(writev),
-           SCMP_SYS(pread64),     SCMP_SYS(preadv),     SCMP_SYS(lseek),      SCMP_SYS(close),
-           SCMP_SYS(close_range), SCMP_SYS(dup),        SCMP_SYS(dup3),       SCMP_SYS(fstat),
-           SCMP_SYS(fcntl),       SCMP_SYS(recvfrom),   SCMP_SYS(recvmsg),    SCMP_SYS(sendto),
-           SCMP_SYS(sendmsg),     SCMP_SYS(shutdown),   SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
-           SCMP_SYS(getsockname), SCMP_SYS(getpeername)});
+  f.allow({SCMP_SYS(read),        SCMP_SYS(write),       SCMP_SYS(readv),      SCMP_SYS(writev),
+           SCMP_SYS(pread64),     SCMP_SYS(preadv),      SCMP_SYS(lseek),      SCMP_SYS(close),
+           SCMP_SYS(close_range), SCMP_SYS(dup),         SCMP_SYS(dup3),       SCMP_SYS(fstat),
+           SCMP_SYS(fcntl),       SCMP_SYS(recvfrom),    SCMP_SYS(recvmsg),    SCMP_SYS(sendto),
+           SCMP_SYS(sendmsg),     SCMP_SYS(sendmmsg),    SCMP_SYS(shutdown),   SCMP_SYS(getsockopt),
+           SCMP_SYS(setsockopt),  SCMP_SYS(getsockname), SCMP_SYS(getpeername)});
   // Each conditional allow below has its complement as a conditional refusal (one rule per
   // argument range: libseccomp gives a matching refusal precedence over an allow).
   // ioctl: non-blocking mode and the bytes pending on a socket; a terminal query (isatty on

@@ -63,6 +63,19 @@ void ReaderService::send(const wire::FromReader& message) {
   }
 }
 
+void ReaderService::sendAll(std::span<const wire::InputDone> answers) {
+  if (answers.empty() || m_finishing)
+    return;
+  std::array<QByteArray, kInputsPerWake> datagrams;
+  std::size_t n = 0;
+  for (const wire::InputDone& answer : answers.first(std::min(answers.size(), datagrams.size())))
+    datagrams[n++] = wire::encode(answer);
+  if (Status s = ReaderSocket::sendAll(m_control, std::span(datagrams.data(), n)); !s.ok()) {
+    qCWarning(lcReader).noquote() << s.failure().toString();
+    finish(1);
+  }
+}
+
 void ReaderService::readable() {
   // Up to kInputsPerWake datagrams per wake-up, so a long burst of input cannot starve the
   // session's posts. The inputs of one wake-up (a run the console sent ahead of their
@@ -77,8 +90,7 @@ void ReaderService::readable() {
     if (holding && m_session)
       m_session->holdWrites(false);
     holding = false;
-    for (std::size_t i = 0; i < answered; ++i)
-      send(answers[i]);
+    sendAll(std::span(answers.data(), answered));
     answered = 0;
   };
   for (std::size_t n = 0; n < kInputsPerWake; ++n) {

@@ -17,6 +17,7 @@
 #include <QSocketNotifier>
 
 #include <memory>
+#include <span>
 
 namespace gc {
 
@@ -41,6 +42,8 @@ private:
   void readable();
   void handle(wire::ToReader& message, int fd);
   void send(const wire::FromReader& message);
+  // A wake-up's answers, in order, in one call (they carry no payload).
+  void sendAll(std::span<const wire::InputDone> answers);
   void probe(const wire::Probe& probe, int fd);
   void startSession(wire::Start& start, int fd);
   void endSession();

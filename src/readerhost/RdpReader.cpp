@@ -276,12 +276,7 @@ Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::mi
     const qint64 left = bound.count() - clock.elapsed();
     if (left <= 0)
       break;
-    pollfd p{m_socket, POLLIN, 0};
-    const int rc = ::poll(&p, 1, int(std::min<qint64>(left, 1000)));
-    if (rc < 0 && errno != EINTR)
-      break;
-    if (rc <= 0)
-      continue;
+    // What already waits is read before any poll: a run's answers arrive together.
     int fd = -1;
     const ReaderSocket::Received r = ReaderSocket::receive(m_socket, buffer, fd, true);
     if (fd >= 0) {
@@ -289,8 +284,12 @@ Outcome<wire::FromReader> RdpReader::awaitReply(wire::Type type, std::chrono::mi
       breach(QStringLiteral("the RDP reader passed a descriptor"));
       return Failure{Refusal::RdpReaderFailed, m_exit};
     }
-    if (r == ReaderSocket::Received::WouldBlock)
+    if (r == ReaderSocket::Received::WouldBlock) {
+      pollfd p{m_socket, POLLIN, 0};
+      if (::poll(&p, 1, int(std::min<qint64>(left, 1000))) < 0 && errno != EINTR)
+        break;
       continue;
+    }
     if (r != ReaderSocket::Received::Datagram) {
       breach(r == ReaderSocket::Received::Closed
                  ? QStringLiteral("the RDP reader closed its socket")
@@ -490,6 +489,8 @@ Status RdpReader::sendInputs(std::span<InputMessage> inputs, std::chrono::millis
     // queued as one run (one segment to the guest, its answers together), so refilling after
     // every answer would cut the runs back to one input each.
     const bool refill = sent - *delivered <= kInputsInFlight / 2;
+    std::array<QByteArray, kInputsInFlight> batch;
+    std::size_t batched = 0;
     for (; refill && sent < inputs.size() && sent - *delivered < kInputsInFlight; ++sent) {
       std::visit(
           [this, chained = sent > 0](auto& m) {
@@ -497,7 +498,15 @@ Status RdpReader::sendInputs(std::span<InputMessage> inputs, std::chrono::millis
             m.chained = chained;
           },
           inputs[sent]);
-      const Status s = std::visit([this](const auto& m) { return sendToReader(m); }, inputs[sent]);
+      batch[batched++] =
+          std::visit([](const auto& m) { return wire::encode(wire::ToReader(m)); }, inputs[sent]);
+    }
+    if (batched) {
+      const Status s = m_socket >= 0
+                           ? ReaderSocket::sendAll(m_socket, std::span(batch.data(), batched))
+                           : Status(Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is gone"));
+      for (std::size_t i = 0; i < batched; ++i)
+        secureWipe(batch[i]); // what the operator typed
       if (!s.ok())
         return Status(Refusal::InputSendFailed, s.failure().message);
     }

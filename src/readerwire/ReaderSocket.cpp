@@ -5,6 +5,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string.h>
@@ -43,6 +44,37 @@ Status ReaderSocket::send(int socket, QByteArrayView datagram, int passFd) {
   if (n != ssize_t(datagram.size()))
     return Status(Refusal::RdpReaderFailed,
                   QStringLiteral("cannot write to the RDP reader: %1").arg(errnoText()));
+  return success();
+}
+
+Status ReaderSocket::sendAll(int socket, std::span<const QByteArray> datagrams) {
+  constexpr std::size_t kPerCall = 64;
+  std::array<iovec, kPerCall> iov{};
+  std::array<mmsghdr, kPerCall> msgs{};
+  std::size_t done = 0;
+  while (done < datagrams.size()) {
+    const std::size_t count = std::min(kPerCall, datagrams.size() - done);
+    for (std::size_t i = 0; i < count; ++i) {
+      const QByteArray& d = datagrams[done + i];
+      iov[i] = iovec{const_cast<char*>(d.constData()), std::size_t(d.size())};
+      msgs[i] = mmsghdr{};
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int n = -1;
+    do {
+      n = ::sendmmsg(socket, msgs.data(), unsigned(count), MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0)
+      return Status(Refusal::RdpReaderFailed,
+                    QStringLiteral("cannot write to the RDP reader: %1").arg(errnoText()));
+    // A datagram is sent whole or not at all (SOCK_SEQPACKET); the rest goes in the next call.
+    for (int i = 0; i < n; ++i)
+      if (msgs[std::size_t(i)].msg_len != unsigned(datagrams[done + std::size_t(i)].size()))
+        return Status(Refusal::RdpReaderFailed,
+                      QStringLiteral("cannot write to the RDP reader: a short datagram"));
+    done += std::size_t(n);
+  }
   return success();
 }
 

@@ -12,6 +12,7 @@
 #include <QByteArrayView>
 
 #include <array>
+#include <span>
 
 namespace gc {
 
@@ -26,6 +27,9 @@ public:
 
   // Sends one datagram (blocking), with `passFd` beside it when >= 0 (not closed here).
   static Status send(int socket, QByteArrayView datagram, int passFd = -1);
+  // Sends each datagram in order (blocking) with as few system calls as the kernel allows
+  // (sendmmsg): a run of inputs or their answers costs one call, not one each.
+  static Status sendAll(int socket, std::span<const QByteArray> datagrams);
 
   enum class Received { Datagram, WouldBlock, Closed, Failed };
   // Receives one datagram into `buffer` (at most its capacity: ReaderWire::kMaxMessage; a
