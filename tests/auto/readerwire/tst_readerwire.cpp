@@ -1,9 +1,12 @@
 // ReaderWire: the one wire format between the console and its RDP reader (issue 24 point 3:
 // every message from the reader is untrusted; issue 28: one reader and one writer per wire).
+#include "readerwire/ReaderSocket.h"
 #include "readerwire/ReaderWire.h"
 
 #include <QTest>
 #include <QtEndian>
+
+#include <unistd.h>
 
 using namespace gc;
 using namespace gc::wire;
@@ -29,6 +32,38 @@ QByteArray datagramOf(Type type, QByteArray body) {
 class tst_ReaderWire : public QObject {
   Q_OBJECT
 private slots:
+  // A run crosses in one call (more datagrams than one sendmmsg takes, too), and each
+  // datagram still arrives alone, whole and in order: the reader decodes them one by one.
+  void aBatchArrivesAsItsDatagramsInOrder() {
+    const Outcome<ReaderSocket::Pair> pair = ReaderSocket::pair();
+    QVERIFY(pair.ok());
+    QList<QByteArray> sent;
+    for (int i = 0; i < 150; ++i) {
+      InputDone done;
+      done.id = quint32(1000 + i);
+      done.written = quint32(i % 3);
+      done.ok = true;
+      sent.append(encode(FromReader(done)));
+    }
+    QVERIFY(
+        ReaderSocket::sendAll(pair->reader, std::span<const QByteArray>(sent.constData(), sent.size())).ok());
+    static ReaderSocket::Buffer buffer;
+    for (int i = 0; i < sent.size(); ++i) {
+      int fd = -1;
+      QCOMPARE(ReaderSocket::receive(pair->console, buffer, fd, true), ReaderSocket::Received::Datagram);
+      QCOMPARE(fd, -1);
+      QCOMPARE(buffer.view(), QByteArrayView(sent[i]));
+      const Outcome<FromReader> decoded = decodeFromReader(buffer.view());
+      QVERIFY(decoded.ok());
+      QCOMPARE(std::get<InputDone>(decoded.value()).id, quint32(1000 + i));
+    }
+    int fd = -1;
+    QCOMPARE(ReaderSocket::receive(pair->console, buffer, fd, true), ReaderSocket::Received::WouldBlock);
+    ::close(pair->console);
+    QVERIFY(!ReaderSocket::sendAll(pair->reader, std::span<const QByteArray>(sent.constData(), 1)).ok());
+    ::close(pair->reader);
+  }
+
   void everyReaderMessageSurvivesTheWire() {
     Leased leased;
     leased.serial = 7;
