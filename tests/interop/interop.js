@@ -18,12 +18,14 @@ const { WsClient } = require('../lib/ws');
 const P = require('../lib/proc');
 const L = require('../lib/lane');
 const GRD = require('./grd');
+const WESTON = require('./weston');
 const { decodeXwd } = GRD;
 
 const [WORK, USER, GRD_USER, NETNS] = process.argv.slice(2);
 if (!WORK || !USER || !GRD_USER || !NETNS) { console.error('usage: interop.js WORK USER GRD_USER NETNS (started by tests/interop/run)'); process.exit(2); }
-// The servers this run takes on (GC_INTEROP_SERVERS, default both): xrdp, grd (grd.js).
-const SERVERS = new Set((process.env.GC_INTEROP_SERVERS || 'xrdp,grd').split(',').map((x) => x.trim()).filter(Boolean));
+// The servers this run takes on (GC_INTEROP_SERVERS, default all): xrdp, grd (grd.js), weston
+// (weston.js).
+const SERVERS = new Set((process.env.GC_INTEROP_SERVERS || 'xrdp,grd,weston').split(',').map((x) => x.trim()).filter(Boolean));
 const started = Date.now();
 const { BIN, ARTIFACTS, rnd, until, portOpen, freePort, sleep } = L;
 // The benchmark's desktop, named in the grant (rdp.desktop, rdp.keyboard_layout): the defaults.
@@ -230,13 +232,21 @@ async function main() {
   const help = spawnSync(BIN.console, ['open', '--help'], { env: ENV, encoding: 'utf8' }).stdout || '';
   const ledgerArgs = help.includes('--test-ledger-dir') ? ['--test-ledger-dir', dirs.ledger] : [];
   const common = { signKey, issuerPub, ledgerArgs };
-  // GRD's part runs while xrdp's disconnected session waits out its minute before teardown.
+  // GRD's and weston's parts run while xrdp's disconnected session waits out its minute before
+  // teardown.
   const grd = async () => {
-    if (!SERVERS.has('grd')) return;
-    const t = Date.now();
-    await GRD.run({ check, report, WORK, USER: GRD_USER, NS: NETNS, signKey, issuerPub, ledgerArgs, proc, ENV, dirs, RUNS, log, secrets, answersProbe: process.env.GC_INTEROP_ANSWERS, recorder: RECORDER })
-      .catch((e) => check('34.3', 'the gnome-remote-desktop part ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }));
-    report.figures.grd_part_ms = Date.now() - t;
+    if (SERVERS.has('grd')) {
+      const t = Date.now();
+      await GRD.run({ check, report, WORK, USER: GRD_USER, NS: NETNS, signKey, issuerPub, ledgerArgs, proc, ENV, dirs, RUNS, log, secrets, answersProbe: process.env.GC_INTEROP_ANSWERS, recorder: RECORDER })
+        .catch((e) => check('34.3', 'the gnome-remote-desktop part ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }));
+      report.figures.grd_part_ms = Date.now() - t;
+    }
+    if (SERVERS.has('weston')) {
+      const t = Date.now();
+      await WESTON.run({ check, report, WORK, signKey, issuerPub, ledgerArgs, proc, ENV, dirs, RUNS })
+        .catch((e) => check('35', 'the weston part ran to the end', false, { error: String(e && e.stack || e).slice(0, 800) }));
+      report.figures.weston_part_ms = Date.now() - t;
+    }
   };
   if (SERVERS.has('xrdp')) await xrdpLane(common, grd);
   else await grd();
