@@ -67,12 +67,15 @@ void ReaderService::sendAll(std::span<const wire::InputDone> answers) {
   if (answers.empty() || m_finishing)
     return;
   std::array<QByteArray, kInputsPerWake> datagrams;
-  std::size_t n = 0;
-  for (const wire::InputDone& answer : answers.first(std::min(answers.size(), datagrams.size())))
-    datagrams[n++] = wire::encode(answer);
-  if (Status s = ReaderSocket::sendAll(m_control, std::span(datagrams.data(), n)); !s.ok()) {
-    qCWarning(lcReader).noquote() << s.failure().toString();
-    finish(1);
+  for (std::size_t from = 0; from < answers.size(); from += datagrams.size()) {
+    const auto run = answers.subspan(from, std::min(datagrams.size(), answers.size() - from));
+    for (std::size_t i = 0; i < run.size(); ++i)
+      datagrams[i] = wire::encode(run[i]);
+    if (Status s = ReaderSocket::sendAll(m_control, std::span(datagrams.data(), run.size())); !s.ok()) {
+      qCWarning(lcReader).noquote() << s.failure().toString();
+      finish(1);
+      return;
+    }
   }
 }
 

@@ -42,7 +42,7 @@ private:
   void readable();
   void handle(wire::ToReader& message, int fd);
   void send(const wire::FromReader& message);
-  // A wake-up's answers, in order, in one call (they carry no payload).
+  // Answers, in order, kInputsPerWake to a call (they carry no payload).
   void sendAll(std::span<const wire::InputDone> answers);
   void probe(const wire::Probe& probe, int fd);
   void startSession(wire::Start& start, int fd);

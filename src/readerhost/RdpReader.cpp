@@ -260,11 +260,21 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
 }
 
 Status RdpReader::sendToReader(const wire::ToReader& message, int passFd) {
-  if (m_socket < 0)
-    return Status(Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is gone"));
   QByteArray datagram = wire::encode(message);
-  Status sent = ReaderSocket::send(m_socket, datagram, passFd);
-  secureWipe(datagram); // input messages carry what the operator typed
+  return sendToReader(std::span(&datagram, 1), passFd);
+}
+
+Status RdpReader::sendToReader(std::span<QByteArray> datagrams, int passFd) {
+  Status sent = success();
+  if (m_socket < 0)
+    sent = Status(Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is gone"));
+  else if (passFd >= 0 && datagrams.size() != 1)
+    sent = Status(Refusal::Internal, QStringLiteral("a descriptor goes beside one datagram"));
+  else
+    sent = passFd >= 0 ? ReaderSocket::send(m_socket, datagrams.front(), passFd)
+                       : ReaderSocket::sendAll(m_socket, datagrams);
+  for (QByteArray& datagram : datagrams)
+    secureWipe(datagram); // input messages carry what the operator typed
   return sent;
 }
 
@@ -502,12 +512,7 @@ Status RdpReader::sendInputs(std::span<InputMessage> inputs, std::chrono::millis
           std::visit([](const auto& m) { return wire::encode(wire::ToReader(m)); }, inputs[sent]);
     }
     if (batched) {
-      const Status s = m_socket >= 0
-                           ? ReaderSocket::sendAll(m_socket, std::span(batch.data(), batched))
-                           : Status(Refusal::RdpReaderFailed, QStringLiteral("the RDP reader is gone"));
-      for (std::size_t i = 0; i < batched; ++i)
-        secureWipe(batch[i]); // what the operator typed
-      if (!s.ok())
+      if (const Status s = sendToReader(std::span(batch.data(), batched)); !s.ok())
         return Status(Refusal::InputSendFailed, s.failure().message);
     }
     const auto left = std::chrono::milliseconds(std::max<qint64>(0, deadline.count() - clock.elapsed()));

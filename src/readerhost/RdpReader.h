@@ -168,6 +168,9 @@ private:
   void dispatch(wire::FromReader message);
   void dispatchQueued();
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
+  // Sends encoded datagrams in order (one system call for a run; `passFd` only beside a
+  // single one), then zeroes them whether or not they went.
+  Status sendToReader(std::span<QByteArray> datagrams, int passFd = -1);
   // One input message (Key, Pointer, Unicode): sendInputs with one.
   Status sendInput(InputMessage input, std::chrono::milliseconds deadline, int* written);
   // Waits for the InputDone of send `id` (earlier answers that arrive late are skipped).
