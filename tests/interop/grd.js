@@ -13,7 +13,6 @@ const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync, spawn, spawnSync } = require('child_process');
-const { WsClient } = require('../lib/ws');
 const { decodePng } = require('../lib/png');
 const P = require('../lib/proc');
 const L = require('../lib/lane');
@@ -184,20 +183,8 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   if (!grdUp || stack.exit || !xtermWin) throw new Error(`the GRD stack did not come up: ${readText(runFile('mutter.log')).slice(-600)} ${readText(runFile('grd.log')).slice(-600)}`);
 
   // ---- the grant (the libvirt test driver's domain forwards to the loopback forward) ------------
-  const vm = { name: 'gc-interop-grd', uuid: crypto.randomUUID() };
-  const node = path.join(WORK, 'node-grd.xml');
-  fs.writeFileSync(node, `<node>
-  <domain type='test'><name>${vm.name}</name><uuid>${vm.uuid}</uuid><memory unit='MiB'>512</memory><vcpu>1</vcpu>
-    <os><type>hvm</type></os>
-    <devices><interface type='user'><portForward proto='tcp' address='127.0.0.1'><range start='${port}' to='3389'/></portForward></interface></devices>
-  </domain>
-</node>\n`, { mode: 0o600 });
-  const issueGrant = (out, extra = []) => {
-    execFileSync(BIN.issue, ['--out', out, '--vm-uuid', vm.uuid, '--vm-name', vm.name, '--port', String(port), '--libvirt-uri', `test://${node}`,
-      '--cert-sha256', pin, '--desktop', `${DESKTOP.width}x${DESKTOP.height}`, '--keyboard-layout', DESKTOP.layout,
-      '--title', 'interop: gnome-remote-desktop', '--panel', `username=${USER}`, '--sign-key', signKey, ...extra], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
-    return out;
-  };
+  const vm = L.testDomain(path.join(WORK, 'node-grd.xml'), 'gc-interop-grd', port);
+  const issueGrant = L.grantIssuer({ vm, port, pin, desktop: DESKTOP, title: 'interop: gnome-remote-desktop', signKey, env: ENV, panelUser: USER });
   const global = ['--state-dir', dirs.state, '--runtime-dir', dirs.runtime, '--issuer-key', issuerPub, ...ctx.ledgerArgs];
   const grantStrict = issueGrant(path.join(WORK, 'grant-grd-strict.json'));
 
@@ -208,29 +195,8 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   check('34.3', 'check: the grant binds, GRD\'s certificate matches the pin', cExit && cExit.code === 0 && cj && cj.ok === true, { exit: cExit, json: cj, stderr: c.stderr.slice(-300) });
 
   // One session: open, NLA credentials, SETUP, a panel client with frames. Returns its handles.
-  const openSession = async (grant) => {
-    const t0 = Date.now();
-    const con = proc('console', BIN.console, ['open', '--grant', grant, ...global]);
-    const ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
-    if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)} ${con.stderr.slice(-500)}`);
-    await con.waitFor((e) => e.event === 'credentials_required', 30000);
-    con.send({ cmd: 'credentials', username: USER, password: PASSWORD, domain: '' });
-    const setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
-    const setupMs = Date.now() - t0;
-    if (!setup || setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
-    const { ws } = await WsClient.connect(ready.panel.port);
-    const frames = L.panelFrames(ws);
-    ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
-    const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
-    return { con, ready, setup, setupMs, ws, frames, welcome };
-  };
-  const closeSession = async (s, { operator = true } = {}) => {
-    if (operator) s.con.send({ cmd: 'close' });
-    const closed = await s.con.waitFor((e) => e.event === 'closed', 30000).catch(() => null);
-    const exit = await s.con.waitExit(20000);
-    s.ws.close();
-    return { reason: closed && closed.reason, exit: exit && exit.code, run_dir_gone: !fs.existsSync(path.join(RUNS, s.ready.run)) };
-  };
+  const openSession = (grant) => L.openSession({ proc, grant, globalArgs: global, credentials: { username: USER, password: PASSWORD } });
+  const closeSession = (s, { operator = true } = {}) => L.closeSession(s, { operator, runsDir: RUNS });
   const evidence = (run) => L.evidenceEntries(dirs.state, run);
   const xterm = () => {
     // xwininfo's absolute corner (xdotool's position of a reparented window adds the frame's offset).

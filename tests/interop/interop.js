@@ -299,20 +299,8 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   if (!sesmanUp || !xrdpUp || xrdp.exit || sesman.exit) throw new Error(`xrdp did not come up: xrdp ${JSON.stringify(xrdp.exit)} ${readText(xrdpLog).slice(0, 600)} sesman ${JSON.stringify(sesman.exit)} ${readText(sesmanLog).slice(0, 600)} ${xrdp.stderr.slice(-300)} ${sesman.stderr.slice(-300)}`);
 
   // ---- the libvirt test driver's node: one running domain whose forward is xrdp's port -----
-  const vm = { name: 'gc-interop', uuid: crypto.randomUUID() };
-  const node = path.join(WORK, 'node.xml');
-  fs.writeFileSync(node, `<node>
-  <domain type='test'><name>${vm.name}</name><uuid>${vm.uuid}</uuid><memory unit='MiB'>512</memory><vcpu>1</vcpu>
-    <os><type>hvm</type></os>
-    <devices><interface type='user'><portForward proto='tcp' address='127.0.0.1'><range start='${port}' to='3389'/></portForward></interface></devices>
-  </domain>
-</node>\n`, { mode: 0o600 });
-  const issueGrant = (out) => {
-    execFileSync(BIN.issue, ['--out', out, '--vm-uuid', vm.uuid, '--vm-name', vm.name, '--port', String(port), '--libvirt-uri', `test://${node}`,
-      '--cert-sha256', pin, '--desktop', `${DESKTOP.width}x${DESKTOP.height}`, '--keyboard-layout', DESKTOP.layout,
-      '--title', 'interop: xrdp', '--panel', `username=${USER}`, '--sign-key', signKey], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
-    return out;
-  };
+  const vm = L.testDomain(path.join(WORK, 'node.xml'), 'gc-interop', port);
+  const issueGrant = L.grantIssuer({ vm, port, pin, desktop: DESKTOP, title: 'interop: xrdp', signKey, env: ENV, panelUser: USER });
   const grant = issueGrant(path.join(WORK, 'grant.json'));
   const global = ['--state-dir', dirs.state, '--runtime-dir', dirs.runtime, '--issuer-key', issuerPub, ...ledgerArgs];
 

@@ -11,13 +11,15 @@ const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync } = require('child_process');
-const { WsClient } = require('../lib/ws');
 const P = require('../lib/proc');
 const L = require('../lib/lane');
 
 const { BIN, until, portOpen, freePort } = L;
 // weston's output is the size it is started with; the grant names the same.
 const DESKTOP = { width: 1024, height: 768, layout: '0x00000409' };
+const BACKGROUND = '#204060';
+// The lock's corner rungs ask for the desktop's bottom-right 16x16 (RdpSession::startGuestSync).
+const CORNER = { x: DESKTOP.width - 16, y: DESKTOP.height - 16, w: 16, h: 16 };
 
 const readText = (f) => { try { return fs.readFileSync(f, 'utf8'); } catch { return ''; } };
 
@@ -33,9 +35,15 @@ async function run(ctx) {
   // ---- weston: up, on loopback only ------------------------------------------------------------
   const port = await freePort();
   const wlog = path.join(dir, 'weston.log');
+  // A desktop that repaints nothing on its own (no panel clock) in a colour of its own: the
+  // lane locks only once the shell's background shows in the lock's corner, so no repaint of
+  // weston's start-up (the shell client draws after the compositor listens) can land while a
+  // corner rung waits and pass for its answer.
+  const config = path.join(dir, 'weston.ini');
+  fs.writeFileSync(config, `[shell]\nclock-format=none\nbackground-color=0xff${BACKGROUND.slice(1)}\n`, { mode: 0o600 });
   const tUp = Date.now();
   const weston = proc('weston', 'weston', ['--backend=rdp-backend.so', '--address=127.0.0.1', `--port=${port}`, `--rdp-tls-cert=${cert}`, `--rdp-tls-key=${key}`,
-    `--width=${DESKTOP.width}`, `--height=${DESKTOP.height}`, '--no-config', '--socket=gc-interop-weston', `--log=${wlog}`], { PATH: process.env.PATH, XDG_RUNTIME_DIR: dir });
+    `--width=${DESKTOP.width}`, `--height=${DESKTOP.height}`, `--config=${config}`, '--socket=gc-interop-weston', `--log=${wlog}`], { PATH: process.env.PATH, XDG_RUNTIME_DIR: dir });
   const listening = () => { try { return P.inetSocketsOf(weston.pid).inet.filter((s) => s.state === 'LISTEN' && s.localPort === port); } catch { return []; } };
   const up = await until(() => listening().length > 0 || weston.exit, 60000, 100);
   R.figures.up_ms = Date.now() - tUp;
@@ -45,56 +53,30 @@ async function run(ctx) {
   if (!up || weston.exit) throw new Error(`weston did not come up: ${readText(wlog).slice(-600)}`);
 
   // ---- the grant (the libvirt test driver's domain forwards to weston's port) -------------------
-  const vm = { name: 'gc-interop-weston', uuid: crypto.randomUUID() };
-  const node = path.join(WORK, 'node-weston.xml');
-  fs.writeFileSync(node, `<node>
-  <domain type='test'><name>${vm.name}</name><uuid>${vm.uuid}</uuid><memory unit='MiB'>512</memory><vcpu>1</vcpu>
-    <os><type>hvm</type></os>
-    <devices><interface type='user'><portForward proto='tcp' address='127.0.0.1'><range start='${port}' to='3389'/></portForward></interface></devices>
-  </domain>
-</node>\n`, { mode: 0o600 });
-  const issueGrant = (out, extra = []) => {
-    execFileSync(BIN.issue, ['--out', out, '--vm-uuid', vm.uuid, '--vm-name', vm.name, '--port', String(port), '--libvirt-uri', `test://${node}`,
-      '--cert-sha256', pin, '--desktop', `${DESKTOP.width}x${DESKTOP.height}`, '--keyboard-layout', DESKTOP.layout,
-      '--title', 'interop: weston', '--sign-key', signKey, ...extra], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
-    return out;
-  };
+  const vm = L.testDomain(path.join(WORK, 'node-weston.xml'), 'gc-interop-weston', port);
+  const issueGrant = L.grantIssuer({ vm, port, pin, desktop: DESKTOP, title: 'interop: weston', signKey, env: ENV });
   const global = ['--state-dir', dirs.state, '--runtime-dir', dirs.runtime, '--issuer-key', issuerPub, ...ctx.ledgerArgs];
   const evidence = (run) => L.evidenceEntries(dirs.state, run);
 
   // One session: open, credentials (weston's RDP backend takes any), SETUP, a panel client.
-  const openSession = async (grant) => {
-    const t0 = Date.now();
-    const con = proc('console', BIN.console, ['open', '--grant', grant, ...global]);
-    const ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
-    if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)} ${con.stderr.slice(-500)}`);
-    await con.waitFor((e) => e.event === 'credentials_required', 30000);
-    con.send({ cmd: 'credentials', username: 'gc', password: `Wp-${L.rnd(10)}`, domain: '' });
-    const setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
-    const setupMs = Date.now() - t0;
-    if (!setup || setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
-    const { ws } = await WsClient.connect(ready.panel.port);
-    const frames = L.panelFrames(ws);
-    ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
-    const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
-    return { con, ready, setup, setupMs, ws, frames, welcome };
-  };
+  const openSession = (grant) => L.openSession({ proc, grant, globalArgs: global, credentials: { username: 'gc', password: `Wp-${L.rnd(10)}` } });
   const lockVerdict = (s) => s.con.waitFor((e) => e.event === 'closed' || (e.event === 'phase' && e.phase === 'CAPTURING'), 30000).catch(() => null);
-  const endSession = async (s, { operator }) => {
-    if (operator) s.con.send({ cmd: 'close' });
-    const closed = await s.con.waitFor((e) => e.event === 'closed', 30000).catch(() => null);
-    const exit = await s.con.waitExit(20000);
-    s.ws.close();
-    return { reason: closed && closed.reason, exit: exit && exit.code, run_dir_gone: !fs.existsSync(path.join(RUNS, s.ready.run)) };
-  };
+  const endSession = (s, { operator }) => L.closeSession(s, { operator, runsDir: RUNS });
 
   // ---- the strict default: no rung answered, the lock refused GUEST_UNCONFIRMED ----------------
   {
     const s = await openSession(issueGrant(path.join(WORK, 'grant-weston-strict.json')));
     R.figures.open_to_setup_ms = s.setupMs;
-    await until(() => s.frames.frames > 0 && s.frames.covered && s.frames.covered.every(Boolean), 30000, 100);
-    check('35', 'weston: SETUP, the desktop the grant names, frames covering it reach the panel client',
-      s.welcome && s.welcome.width === DESKTOP.width && s.welcome.height === DESKTOP.height && s.frames.frames > 0 && !s.frames.error && s.frames.covered && s.frames.covered.every(Boolean),
+    let coveredAt = 0;
+    await until(() => {
+      const covered = s.frames.frames > 0 && s.frames.covered && s.frames.covered.every(Boolean);
+      if (covered && !coveredAt) coveredAt = Date.now();
+      return covered && s.frames.shows(CORNER, BACKGROUND);
+    }, 30000, 10);
+    // How long after the first frames covered the desktop the shell's background reached the corner.
+    R.figures.background_after_covered_ms = coveredAt ? Date.now() - coveredAt : null;
+    check('35', `weston: SETUP, the desktop the grant names, frames covering it reach the panel client, the shell's background (${BACKGROUND}) in the lock's corner`,
+      s.welcome && s.welcome.width === DESKTOP.width && s.welcome.height === DESKTOP.height && s.frames.frames > 0 && !s.frames.error && s.frames.covered && s.frames.covered.every(Boolean) && s.frames.shows(CORNER, BACKGROUND),
       { size: s.welcome && `${s.welcome.width}x${s.welcome.height}`, security: s.welcome && s.welcome.identity && s.welcome.identity.security, frames: s.frames.frames, error: s.frames.error, open_to_setup_ms: s.setupMs });
     const t = Date.now();
     s.ws.send({ type: 'lock' });

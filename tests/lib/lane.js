@@ -2,14 +2,17 @@
 // What the lanes against real RDP servers share (tests/live/live.js: a libvirt/QEMU guest
 // behind FreeRDP's shadow server; tests/interop/interop.js: xrdp + xorgxrdp): the build's
 // binaries, the console's environment, PASS/FAIL reporting, bounded waits on a state, the
-// panel's frame compositing, grants with an action block, the official MCP SDK client and
-// the one action's run (lock, capture, perform_action) as a model harness drives it.
+// panel's frame compositing, the libvirt test driver's domain and grants for it (with an action
+// block), one console session opened and closed as an operator does, the official MCP SDK
+// client and the one action's run (lock, capture, perform_action) as a model harness drives it.
 // Nothing here sleeps to synchronise: every wait ends on the state it waits for, bounded.
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
+const { execFileSync } = require('child_process');
 const { PanelView } = require('./panel');
+const { WsClient } = require('./ws');
 
 const REPO = path.resolve(__dirname, '../..');
 const BUILD = path.resolve(REPO, process.env.GC_BUILD_DIR || 'build/asan');
@@ -142,7 +145,63 @@ function redactReceipt(r) {
   return { ...r, grant_digest: cut(r.grant_digest, 16), vm_uuid: cut(r.vm_uuid, 8), evidence_head: cut(r.evidence_head, 16) };
 }
 
+// The libvirt test driver's node for a lane: one running domain whose user-mode forward is
+// 127.0.0.1:`port` -> 3389, written 0600 to `file`. Returns the domain and its URI.
+function testDomain(file, name, port) {
+  const vm = { name, uuid: crypto.randomUUID(), uri: `test://${file}` };
+  fs.writeFileSync(file, `<node>
+  <domain type='test'><name>${vm.name}</name><uuid>${vm.uuid}</uuid><memory unit='MiB'>512</memory><vcpu>1</vcpu>
+    <os><type>hvm</type></os>
+    <devices><interface type='user'><portForward proto='tcp' address='127.0.0.1'><range start='${port}' to='3389'/></portForward></interface></devices>
+  </domain>
+</node>\n`, { mode: 0o600 });
+  return vm;
+}
+
+// A grant issuer for that domain: issue(out, extra) writes a signed grant to `out` (the
+// options of gc-issue-grant in `extra` added) and returns its path.
+function grantIssuer({ vm, port, pin, desktop, title, signKey, env, panelUser }) {
+  return (out, extra = []) => {
+    const panel = panelUser ? ['--panel', `username=${panelUser}`] : [];
+    execFileSync(BIN.issue, ['--out', out, '--vm-uuid', vm.uuid, '--vm-name', vm.name, '--port', String(port), '--libvirt-uri', vm.uri,
+      '--cert-sha256', pin, '--desktop', `${desktop.width}x${desktop.height}`, '--keyboard-layout', desktop.layout,
+      '--title', title, ...panel, '--sign-key', signKey, ...extra], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    return out;
+  };
+}
+
+// One console session as an operator starts it: `console open`, the credentials when asked,
+// SETUP, a panel client that said hello. `proc(kind, file, args)` starts the console (the
+// lane's child handle). Throws with the console's last words when a step does not come.
+async function openSession({ proc, grant, globalArgs, credentials }) {
+  const t0 = Date.now();
+  const con = proc('console', BIN.console, ['open', '--grant', grant, ...globalArgs]);
+  const ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
+  if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)} ${con.stderr.slice(-500)}`);
+  await con.waitFor((e) => e.event === 'credentials_required', 30000);
+  con.send({ cmd: 'credentials', domain: '', ...credentials });
+  const setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
+  const setupMs = Date.now() - t0;
+  if (!setup || setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
+  const { ws } = await WsClient.connect(ready.panel.port);
+  const frames = panelFrames(ws);
+  ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
+  const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
+  return { con, ready, setup, setupMs, ws, frames, welcome };
+}
+
+// Ends a session from openSession: the operator's close (unless the console is closing on its
+// own), the closed line, the exit, and whether its run directory under `runsDir` is gone.
+async function closeSession(s, { operator = true, runsDir }) {
+  if (operator) s.con.send({ cmd: 'close' });
+  const closed = await s.con.waitFor((e) => e.event === 'closed', 30000).catch(() => null);
+  const exit = await s.con.waitExit(20000);
+  s.ws.close();
+  return { reason: closed && closed.reason, exit: exit && exit.code, run_dir_gone: !fs.existsSync(path.join(runsDir, s.ready.run)) };
+}
+
 module.exports = {
+  testDomain, grantIssuer, openSession, closeSession,
   REPO, BUILD, BIN, SDK, ARTIFACTS, rnd, sleep, secs, consoleEnv, reporter, summary, until, freePort, portOpen,
   panelFrames, grantWithAction, mcpConnect, sc, lockAndCapture, refusedAction, evidenceEntries, redactReceipt,
 };
