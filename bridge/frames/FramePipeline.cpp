@@ -129,6 +129,7 @@ FramePipeline::Wiped FramePipeline::wipe() {
   m_refine = false;
   m_lossyOutstanding = false;
   m_refineTimer.stop();
+  sayEncoding();
   return wiped;
 }
 
@@ -154,10 +155,12 @@ qint64 FramePipeline::bytesHeld() const {
 
 void FramePipeline::schedule() {
   if (m_encoding || m_unacked.size() >= m_options.maxUnackedFrames) {
+    sayEncoding();
     return;
   }
   const bool damaged = !m_latest.isNull() && (m_full || !m_damage.isEmpty());
   if (!damaged && !m_refine) {
+    sayEncoding();
     return;
   }
   FrameJob job;
@@ -188,6 +191,14 @@ void FramePipeline::schedule() {
         secureDrop(job.frame); // the queued call may hold the frame's last reference
       },
       Qt::QueuedConnection);
+  sayEncoding();
+}
+
+void FramePipeline::sayEncoding() {
+  if (m_encoding != m_encodingSaid) {
+    m_encodingSaid = m_encoding;
+    emit encodingChanged(m_encoding);
+  }
 }
 
 void FramePipeline::onEncoded(const FrameResult& result, quint64 generation) {

@@ -88,9 +88,13 @@ signals:
   void packetReady(const QByteArray& packet, quint32 frameId);
   // The panel has shown every frame up to the one of guest serial `guestSerial`.
   void presented(quint64 guestSerial);
+  // isEncoding() changed (once per change, after the pipeline scheduled what it could): a
+  // frame submitted while encoding only replaces the newest one waiting.
+  void encodingChanged(bool encoding);
 
 private:
   void schedule();
+  void sayEncoding(); // encodingChanged() if isEncoding() is not what it said last
   void onEncoded(const gc::FrameResult& result, quint64 generation);
   void onRefineTimeout();
   // Zeroes and drops the emitted packets nobody else holds any more; with `all`, drops the
@@ -119,6 +123,7 @@ private:
   bool m_lossyOutstanding = false;
 
   bool m_encoding = false;
+  bool m_encodingSaid = false; // what encodingChanged() said last
   qint64 m_inFlightBytes = 0;
   qint64 m_encoderBytes = 0;
   QList<quint32> m_unacked;

@@ -37,6 +37,7 @@ Console::Console(ConsoleOptions options, ControlChannel* control, QObject* paren
     if (m_panel)
       m_panel->sendBinary(packet);
   });
+  connect(&m_pipeline, &FramePipeline::encodingChanged, this, &Console::updateFrameHold);
   // The panel showed the guest's frames up to `serial`: the guest's acknowledgements they
   // hold may go.
   connect(&m_pipeline, &FramePipeline::presented, this, [this](quint64 serial) {
@@ -421,14 +422,27 @@ void Console::requestLock(const QString& by) {
 // The guest's frames are acknowledged no faster than the panel presents them, at a
 // bounded rate with no panel, and at once from the lock's guest sync to the capture (output
 // is not suppressed between them: the capture shows the latest frame).
+PacingMode Console::pacingMode() const {
+  const Phase phase = m_phases.phase();
+  const bool unpaced = phase == Phase::Locking || phase == Phase::ReadOnly || phase == Phase::Capturing;
+  return unpaced                             ? PacingMode::Unpaced
+         : m_lifecycle == Lifecycle::Serving ? PacingMode::Panel
+                                             : PacingMode::NoPanel;
+}
+
 void Console::updatePacing() {
   if (!m_rdp || !isConnected())
     return;
-  const Phase phase = m_phases.phase();
-  const bool unpaced = phase == Phase::Locking || phase == Phase::ReadOnly || phase == Phase::Capturing;
-  m_rdp->setPacing(unpaced                             ? PacingMode::Unpaced
-                   : m_lifecycle == Lifecycle::Serving ? PacingMode::Panel
-                                                       : PacingMode::NoPanel);
+  m_rdp->setPacing(pacingMode());
+  updateFrameHold();
+}
+
+// Only in SETUP, while the panel paces the guest: every capture (after SETUP) reads the
+// newest frame, and the quiet a capture waits for is the guest's, not the encoder's.
+void Console::updateFrameHold() {
+  if (m_rdp)
+    m_rdp->holdFrames(m_pipeline.isEncoding() && m_phases.phase() == Phase::Setup &&
+                      pacingMode() == PacingMode::Panel);
 }
 
 void Console::onPhaseChanged(Phase from, Phase to, const QString& reason) {

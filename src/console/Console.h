@@ -163,7 +163,9 @@ private:
   // screen's quiet vouches for the drained input and the grant did not allow that.
   Status acceptGuestSync(const Outcome<SyncResult>& sync);
   void onPhaseChanged(Phase from, Phase to, const QString& reason);
-  void updatePacing(); // the reader's frame pacing for the phase and the panel
+  PacingMode pacingMode() const; // for the phase and the panel
+  void updatePacing();           // the reader's frame pacing, and the frame hold
+  void updateFrameHold();        // frames wait in the reader while the encoder is busy
   void teardown();
   // The frame buffers' share of the cleanup record (WipeLedger), once the pipeline let go.
   void accountFrameWipes(const FramePipeline::Wiped& frames);

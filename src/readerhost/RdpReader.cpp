@@ -256,6 +256,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
   }
   m_sessionStarted = true;
   m_frames.startSession(); // the pacing counts a new session's leases
+  m_frameWaiting = false;
   setState(State::Connecting);
 }
 
@@ -406,8 +407,10 @@ void RdpReader::dispatch(wire::FromReader message) {
         } else if constexpr (std::is_same_v<M, wire::FrameReady>) {
           if (m_state != State::Connected)
             return; // a frame of a session that just ended
-          if (!m_leaseOutstanding && sendToReader(wire::Lease{}).ok())
-            m_leaseOutstanding = true;
+          if (m_framesHeld)
+            m_frameWaiting = true;
+          else
+            requestLease();
         } else if constexpr (std::is_same_v<M, wire::Leased>) {
           onLeased(m);
         } else if constexpr (std::is_same_v<M, wire::Resized>) {
@@ -426,8 +429,7 @@ void RdpReader::dispatch(wire::FromReader message) {
           // sent holds it (an outstanding one too: its grant comes later on this socket), so
           // the result waits until the next lease is absorbed.
           if (m.ok && m_state == State::Connected) {
-            if (!m_leaseOutstanding && sendToReader(wire::Lease{}).ok())
-              m_leaseOutstanding = true;
+            requestLease();
             if (m_leaseOutstanding) {
               m_syncHeld = m.result;
               return;
@@ -449,9 +451,21 @@ void RdpReader::dispatch(wire::FromReader message) {
       message);
 }
 
+void RdpReader::requestLease() {
+  if (!m_leaseOutstanding && sendToReader(wire::Lease{}).ok())
+    m_leaseOutstanding = true;
+}
+
+void RdpReader::holdFrames(bool hold) {
+  m_framesHeld = hold;
+  if (!hold && std::exchange(m_frameWaiting, false) && m_state == State::Connected)
+    requestLease();
+}
+
 void RdpReader::onLeased(const wire::Leased& leased) {
   if (!m_leaseOutstanding || m_state != State::Connected)
     return breach(QStringLiteral("a lease nobody asked for"));
+  m_frameWaiting = false; // this lease holds the waiting frame too
   ReaderFrames::Absorbed absorbed;
   if (const std::optional<QString> broken = m_frames.absorb(leased, m_desktop.constBytes(), absorbed))
     return breach(*broken);

@@ -110,6 +110,14 @@ public:
   // lease it holds). Fire and forget.
   void setPacing(PacingMode mode);
   void notePresented(quint64 upto);
+  // While held, a frame the reader says is ready is not leased: the guest's changes gather on
+  // the shared desktop (the reader keeps their damage) instead of in a frame of the console's
+  // pool, and the lease follows the release with all of them at once. The console holds
+  // frames while its encoder is busy with one, so the pool needs no third frame for the one
+  // it could not use yet. The lock's guest sync leases regardless.
+  void holdFrames(bool hold);
+  // A frame the reader said is ready waits for the release (tests).
+  bool frameWaiting() const { return m_frameWaiting; }
 
   State state() const { return m_state; }
   bool ultimatumSent() const { return m_ultimatumSent; }
@@ -167,6 +175,7 @@ private:
   // One decoded message from the event loop.
   void dispatch(wire::FromReader message);
   void dispatchQueued();
+  void requestLease(); // unless one is outstanding
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
   // Sends encoded datagrams in order (one system call for a run; `passFd` only beside a
   // single one), then zeroes them whether or not they went.
@@ -193,6 +202,8 @@ private:
   quint32 m_nextId = 1;
 
   bool m_leaseOutstanding = false;
+  bool m_framesHeld = false;   // holdFrames()
+  bool m_frameWaiting = false; // a FrameReady came while held
   ReaderFrames m_frames;
 
   SyncDone m_syncDone;

@@ -290,6 +290,7 @@ private slots:
   void pipelineSendsCopiesOnlyOnceAllowed();
   void guestMovesAreSentWhenTheFrameShowsThem();
   void presentedNamesTheGuestSerialThePanelShowed();
+  void encodingChangedSaysEachChangeOnce();
   void movesReadTheSharedReferenceWithoutCopyingIt_data();
   void movesReadTheSharedReferenceWithoutCopyingIt();
 };
@@ -1118,6 +1119,30 @@ void tst_FramePipeline::presentedNamesTheGuestSerialThePanelShowed() {
   QCOMPARE(presented.at(1).at(0).toULongLong(), 9ull);
   pipeline.acknowledge(ids.at(1)); // again: nothing newer shown
   QCOMPARE(presented.count(), 2);
+}
+
+// The console holds the guest's frames back while the encoder is busy: a frame that waited
+// behind the one being encoded keeps the encoder busy without a "not encoding" in between.
+void tst_FramePipeline::encodingChangedSaysEachChangeOnce() {
+  FramePipeline pipeline;
+  QSignalSpy packets(&pipeline, &FramePipeline::packetReady);
+  QSignalSpy changes(&pipeline, &FramePipeline::encodingChanged);
+  const QImage first = synthetic::textPage(QSize(640, 480));
+  pipeline.submit(first, {all(first)});
+  QCOMPARE(changes.size(), 1);
+  QCOMPARE(changes.at(0).at(0).toBool(), true);
+  QImage second = first.copy();
+  synthetic::drawGlyph(second, 40, 40, 7);
+  pipeline.submit(second, {QRect(40, 40, synthetic::kGlyphWidth, synthetic::kGlyphHeight)});
+  QCOMPARE(changes.size(), 1); // still encoding the first
+  QTRY_COMPARE(packets.size(), 2);
+  QTRY_COMPARE(changes.size(), 2);
+  QCOMPARE(changes.at(1).at(0).toBool(), false);
+  QVERIFY(!pipeline.isEncoding());
+  pipeline.acknowledge(packets.at(1).at(1).toUInt());
+  QCOMPARE(changes.size(), 2); // nothing to encode: nothing changed
+  (void)pipeline.wipe();
+  QCOMPARE(changes.size(), 2);
 }
 
 // Issue 27.1: no per-frame full copies. A scroll frame's moves are kept pending on the

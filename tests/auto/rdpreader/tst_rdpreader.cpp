@@ -162,6 +162,36 @@ private slots:
         3);
   }
 
+  // While frames are held (the console's encoder is busy), what the guest draws waits on the
+  // shared desktop: no lease, no frame; the release brings one frame with all of it.
+  void heldFramesArriveTogetherOnRelease() {
+    GuestProcess guest;
+    RdpReader reader;
+    QSignalSpy frames(&reader, &RdpReader::frameUpdated);
+    QVERIFY(startConnected(guest, reader));
+    QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
+    const auto colourAt = [](const FrameUpdate& u, int x, int y) { return u.frame.pixel(x, y) & 0xFFFFFFu; };
+    reader.holdFrames(true);
+    guest.command("{\"cmd\":\"paint\",\"x\":300,\"y\":200,\"w\":40,\"h\":30,\"color\":\"#00ff00\",\"id\":1}");
+    // Said after the last lease was absorbed (the socket keeps order): no frame is in flight.
+    QTRY_VERIFY_WITH_TIMEOUT(reader.frameWaiting(), 15000);
+    const qsizetype held = frames.size();
+    guest.command("{\"cmd\":\"paint\",\"x\":500,\"y\":400,\"w\":40,\"h\":30,\"color\":\"#ff0000\",\"id\":2}");
+    QVERIFY(guest.waitForEvent(QStringLiteral("painted"), 2));
+    QCOMPARE(frames.size(), held);
+    QVERIFY(reader.frameWaiting());
+    reader.holdFrames(false);
+    const auto showsBoth = [&] {
+      if (frames.size() <= held)
+        return false;
+      const FrameUpdate u = frames.last().first().value<FrameUpdate>();
+      return colourAt(u, 310, 210) == 0x00FF00u && colourAt(u, 510, 410) == 0xFF0000u;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(showsBoth(), 15000);
+    QVERIFY(!reader.frameWaiting());
+    reader.abort();
+  }
+
   // A run longer than the window the console sends ahead: every input arrives, in order,
   // each counted once.
   void aRunOfInputsArrivesInOrderPastTheWindow() {
