@@ -114,10 +114,13 @@ QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damag
     return {};
   }
   QRect changed;
+  qint64 changedPixels = 0;
   for (int r = 0; r < m_tiles.rows(); ++r) {
     for (int c = 0; c < m_tiles.columns(); ++c) {
       if (m_tiles.isChanged(c, r)) {
-        changed = changed.united(m_tiles.changedBox(c, r));
+        const QRect box = m_tiles.changedBox(c, r);
+        changed = changed.united(box);
+        changedPixels += qint64(box.width()) * box.height();
       }
     }
   }
@@ -137,7 +140,10 @@ QList<Move> FrameEncoder::findMoves(const QImage& frame, const DamageMask& damag
       moves.append(move);
     }
   }
-  if (moves.isEmpty()) {
+  // Searched only when enough pixels changed for a copy to save anything: a few glyphs far
+  // apart (typing, a caret and a status line) span a large box of unchanged rows, and hashing
+  // that box twice per frame cost more than encoding the glyphs.
+  if (moves.isEmpty() && changedPixels >= MoveSearch::kMinArea) {
     moves = m_moves.search(frame, m_diff.reference(), changed);
     for (const Move& move : moves) {
       m_diff.applyMove(move.from, move.to);

@@ -67,6 +67,7 @@ public:
   const TileDiff& diff() const { return m_diff; }
   const TileMap& tiles() const { return m_tiles; }
   const JpegEncoder& jpeg() const { return m_jpeg; }
+  const MoveSearch& moves() const { return m_moves; }
 
 private:
   void updateLossy(const MergedRect& rect, Encoding encoding);

@@ -36,9 +36,11 @@ public:
   static constexpr int kMinRows = 16;        // a shorter run is cheaper sent as pixels
   static constexpr int kMaxVotingRows = 512; // rows sampled to vote for the shift
   static constexpr int kMinVotes = 8;
-  static constexpr int kMaxCandidates = 4;     // reference rows a row hash may vote for
-  static constexpr int kShiftsTried = 4;       // best-voted shifts checked on every row
-  static constexpr qint64 kMinArea = 256 * 64; // pixels changed before a search is worth it
+  static constexpr int kMaxCandidates = 4; // reference rows a row hash may vote for
+  static constexpr int kShiftsTried = 4;   // best-voted shifts checked on every row
+  // Pixels changed (the changed tiles' own boxes, not the box around them all) before a
+  // search is worth it; the area searched is at least as large.
+  static constexpr qint64 kMinArea = 256 * 64;
 
   // Moves that turn `reference` into (most of) `frame` inside `area` (the changed pixels'
   // bounding box), in the order they must be applied; empty when none is worth sending.

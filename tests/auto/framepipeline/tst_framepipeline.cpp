@@ -285,6 +285,7 @@ private slots:
   void scrollIsSentAsACopyAndTheNewRows_data();
   void scrollIsSentAsACopyAndTheNewRows();
   void aPanelWithoutCopyRectGetsNoCopies();
+  void scatteredSmallChangesAreNotSearchedForMoves();
   void movedLossyTilesAreRefinedToo();
   void moveSearchFindsNothingInNoise();
   void pipelineSendsCopiesOnlyOnceAllowed();
@@ -912,6 +913,43 @@ void tst_FramePipeline::scrollIsSentAsACopyAndTheNewRows_data() {
   QTest::newRow("up 10 px a frame, whole width") << 10 << 0;
   QTest::newRow("down 6 px a frame") << -6 << 0;
   QTest::newRow("up 4 px beside a static sidebar") << 4 << 200;
+}
+
+// Typing with a caret and a status line: a few glyphs far apart span a box of mostly
+// unchanged rows. A copy could save nothing there, so the rows are not hashed at all; a
+// scroll of the same page still is, and goes out as a copy.
+void tst_FramePipeline::scatteredSmallChangesAreNotSearchedForMoves() {
+  const QSize size(960, 540);
+  const QImage page = synthetic::textPage(size);
+  FrameEncoder encoder(pngOnly());
+  QImage canvas;
+  QVERIFY(read(canvas, encoder.encode(job(page, {}, 1, true)).packet));
+  QImage typed = page.copy();
+  const QPoint spots[] = {{40, 30}, {480, 260}, {900, 520}};
+  QList<QRect> dirty;
+  for (int i = 0; i < 3; ++i) {
+    synthetic::drawGlyph(typed, spots[i].x(), spots[i].y(), quint32(100 + i));
+    dirty.append(QRect(spots[i], QSize(synthetic::kGlyphWidth, synthetic::kGlyphHeight)));
+  }
+  FrameJob j = job(typed, dirty, 2);
+  j.copies = true;
+  const FrameResult result = encoder.encode(j);
+  QVERIFY(read(canvas, result.packet));
+  QCOMPARE(differingPixels(canvas, typed), 0);
+  QCOMPARE(result.copyRects, 0);
+  QCOMPARE(encoder.moves().bytesHeld(), 0);
+
+  QImage scrolled(size, QImage::Format_RGB32);
+  for (int y = 0; y < size.height(); ++y)
+    std::memcpy(scrolled.scanLine(y), typed.constScanLine(std::min(size.height() - 1, y + 24)),
+                size_t(size.width()) * 4);
+  FrameJob s = job(scrolled, {scrolled.rect()}, 3);
+  s.copies = true;
+  const FrameResult moved = encoder.encode(s);
+  QVERIFY(read(canvas, moved.packet));
+  QCOMPARE(differingPixels(canvas, scrolled), 0);
+  QVERIFY(moved.copyRects > 0);
+  QVERIFY(encoder.moves().bytesHeld() > 0);
 }
 
 void tst_FramePipeline::scrollIsSentAsACopyAndTheNewRows() {
