@@ -61,8 +61,11 @@ bool GuestSync::askNext() {
     const quint8 bit = syncRungBit(rung);
     if (!(m_result.rungsOffered & bit) || (m_skip & bit))
       continue;
-    if (rung != Confirmation::GfxCaps && Clock::now() < lastHeard() + kStreamGap) {
-      m_deferred = rung; // asked once the stream pauses (evaluate)
+    // A corner rung waits for a pause in the stream; gfx_caps for the pipeline's first frame.
+    const bool wait =
+        rung == Confirmation::GfxCaps ? m_comingUp && m_comingUp() : Clock::now() < lastHeard() + kStreamGap;
+    if (wait) {
+      m_deferred = rung; // asked in evaluate
       m_deferredAt = Clock::now();
       return true;
     }
@@ -75,9 +78,16 @@ bool GuestSync::askNext() {
 bool GuestSync::ask(Confirmation rung) {
   m_rung = rung;
   m_rungAt = Clock::now();
+  const bool wasAsking = std::exchange(m_asking, true);
+  const Request request = m_ask ? m_ask(rung) : Request::Failed;
+  if (request == Request::Unavailable) {
+    // Never asked: the server did not offer it after all (its pipeline did not come up).
+    m_asking = wasAsking;
+    m_result.rungsOffered &= quint8(~syncRungBit(rung));
+    return askNext();
+  }
   m_result.rungsAsked |= syncRungBit(rung);
-  m_asking = true;
-  if (!m_ask || !m_ask(rung)) {
+  if (request == Request::Failed) {
     finish(Failure{Refusal::DrainFailed,
                    QStringLiteral("the %1 request could not be written").arg(confirmationName(rung))});
     return false;

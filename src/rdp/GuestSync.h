@@ -23,7 +23,11 @@
 // is not frozen (it keeps sending). While the graphics pipeline is coming up (ComingUp: its
 // first frame, the whole surface, has not ended yet, and the server may still be encoding it
 // with nothing on the wire), the rung waits up to answerWait: that frame is certain to come,
-// it covers the corner, and it was decided before the request.
+// it covers the corner, and it was decided before the request. The gfx_caps rung waits for
+// the same thing: a lock taken while the pipeline's caps are still being confirmed asks it once
+// that CapsConfirm has come (the connect's CapsAdvertise was sent before the drained input, so
+// its confirm is no answer); if the pipeline does not come up within answerWait, the rung is
+// not offered after all.
 // Each rung waits answerWait. A rung that went unanswered is remembered for the session and
 // skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
 // shadow and GRD) cost the wait once. An answer ends the round at once (`settled` then only
@@ -70,10 +74,13 @@ public:
   static constexpr std::chrono::milliseconds kStreamGap{50};
   static constexpr std::chrono::milliseconds kStreamGapWait{300};
 
-  // Writes `rung`'s request (under m_ioMutex, calling armRung() first); false when it could
-  // not be written. `asked`: the ladder has no request pending any more (the pacer's own
-  // Suppress Output, held back meanwhile, may go). Both on the main thread.
-  using Ask = std::function<bool(Confirmation rung)>;
+  // What an Ask did: the request went out; the server cannot be asked it (yet: the pipeline's
+  // caps are not confirmed); or it could not be written.
+  enum class Request : quint8 { Written, Unavailable, Failed };
+  // Writes `rung`'s request (under m_ioMutex, calling armRung() first). `asked`: the ladder
+  // has no request pending any more (the pacer's own Suppress Output, held back meanwhile,
+  // may go). Both on the main thread.
+  using Ask = std::function<Request(Confirmation rung)>;
   using Asked = std::function<void()>;
   // Main thread, no lock taken: the guest's graphics pipeline is coming up (see above).
   using ComingUp = std::function<bool()>;
@@ -84,10 +91,10 @@ public:
   void setAsk(Ask ask, Asked asked, ComingUp comingUp = nullptr);
 
   // Main thread: a new round, the corner `area` watched, `offered` the rungs the server
-  // advertised (syncRungBit set). `suppressFirst`: the output is suppressed and is to be
-  // allowed again, so suppress_output is asked first (its allow is that un-suppress, written
-  // after the drained input). A running round is cancelled first. The first request goes out
-  // from here (a write that fails calls `done` at once).
+  // advertised (syncRungBit set; gfx_caps also while the pipeline is coming up). `suppressFirst`: the output
+  // is suppressed and is to be allowed again, so suppress_output is asked first (its allow is that
+  // un-suppress, written after the drained input). A running round is cancelled first. The first request goes
+  // out from here (a write that fails calls `done` at once).
   void start(QRect area, quint8 offered, bool suppressFirst, Timing timing, Done done);
   // Main thread: ends the round without calling done.
   void cancel();

@@ -709,8 +709,11 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
         offered |= syncRungBit(SyncConfirmation::RefreshRect);
       if (freerdp_settings_get_bool(m_context->settings, FreeRDP_SuppressOutput))
         offered |= syncRungBit(SyncConfirmation::SuppressOutput);
+      // A pipeline still coming up is offered too: the ladder asks it once its caps are
+      // confirmed (a lock right after the connect).
       if (gfx::GfxChannel* channel = m_gfx->gfxChannel();
-          timing.mayRestartGraphics && channel && channel->client().front().caps())
+          timing.mayRestartGraphics && channel &&
+          (channel->client().front().caps() || channel->client().comingUp()))
         offered |= syncRungBit(SyncConfirmation::GfxCaps);
       suppressFirst = m_outputSuppressed && m_pacer.mode() != PacingMode::NoPanel;
     }
@@ -728,12 +731,16 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
   m_guestSync.start(corner, offered, suppressFirst, timing, std::move(done));
 }
 
-bool RdpSession::askGuest(SyncConfirmation rung) {
+GuestSync::Request RdpSession::askGuest(SyncConfirmation rung) {
+  using Request = GuestSync::Request;
   std::lock_guard lifecycle(m_lifecycleMutex); // m_context stays alive
   std::lock_guard io(m_ioMutex);               // after every input written before us
   if (m_state != State::Connected || stopping() || !m_context || !m_context->update ||
       ending() != Ending::Running)
-    return false;
+    return Request::Failed;
+  gfx::GfxChannel* channel = m_gfx->gfxChannel();
+  if (rung == SyncConfirmation::GfxCaps && !(channel && channel->client().front().caps()))
+    return Request::Unavailable; // the pipeline did not come up: nothing to advertise again
   const QRect desktop = m_surface->rect();
   const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
   m_guestSync.armRung(rung, m_lease.frameOpen());
@@ -743,33 +750,32 @@ bool RdpSession::askGuest(SyncConfirmation rung) {
     // drained input: a repaint it brings is as causal as the rung's answer.
     const RECTANGLE_16 area{0, 0, UINT16(desktop.right()), UINT16(desktop.bottom())};
     if (!m_context->update->SuppressOutput(m_context, 1, &area))
-      return false;
+      return Request::Failed;
     m_outputSuppressed = false;
   }
+  const auto written = [](bool ok) { return ok ? Request::Written : Request::Failed; };
   switch (rung) {
   case SyncConfirmation::RefreshRect: {
     // TS_RECTANGLE16 of the Refresh Rect PDU: right and bottom inclusive.
     const RECTANGLE_16 area{UINT16(corner.left()), UINT16(corner.top()), UINT16(corner.right()),
                             UINT16(corner.bottom())};
-    return m_context->update->RefreshRect(m_context, 1, &area);
+    return written(m_context->update->RefreshRect(m_context, 1, &area));
   }
   case SyncConfirmation::SuppressOutput: {
     // Off, then on with the whole desktop: the server sends it again (MS-RDPBCGR 2.2.11.3.1).
     // The pacer's own state is what the server now has: output allowed.
     const RECTANGLE_16 area{0, 0, UINT16(desktop.right()), UINT16(desktop.bottom())};
-    const bool written = m_context->update->SuppressOutput(m_context, 0, nullptr) &&
-                         m_context->update->SuppressOutput(m_context, 1, &area);
+    const bool ok = m_context->update->SuppressOutput(m_context, 0, nullptr) &&
+                    m_context->update->SuppressOutput(m_context, 1, &area);
     m_outputSuppressed = false;
-    return written;
+    return written(ok);
   }
-  case SyncConfirmation::GfxCaps: {
-    gfx::GfxChannel* channel = m_gfx->gfxChannel();
-    return channel && channel->client().readvertise();
-  }
+  case SyncConfirmation::GfxCaps:
+    return written(channel->client().readvertise());
   case SyncConfirmation::SettleOnly:
     break;
   }
-  return false;
+  return Request::Failed;
 }
 
 bool RdpSession::pipelineComingUp() {

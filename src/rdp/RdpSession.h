@@ -274,7 +274,7 @@ private:
   // Under m_ioMutex, connected: Suppress Output matching the pacing mode, if it changed.
   void applySuppressOutput();
   // The ladder's request for `rung` (GuestSync::Ask): main thread, takes the locks.
-  bool askGuest(SyncConfirmation rung);
+  GuestSync::Request askGuest(SyncConfirmation rung);
   // The RDPGFX pipeline is coming up (GuestSync::ComingUp): main thread, no lock.
   bool pipelineComingUp();
 

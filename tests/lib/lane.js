@@ -115,13 +115,18 @@ const sc = (r) => (r && r.structuredContent) || {};
 // {mcp, status, capture}; throws naming the step that failed.
 async function lockAndCapture({ run, globalArgs, env, name, timeoutMs }) {
   const mcp = await mcpConnect({ run, globalArgs, env, name });
-  const lock = await mcp.call('request_lock');
-  if (lock.isError) throw new Error(`request_lock refused: ${JSON.stringify(sc(lock))}`);
-  let capture = null;
-  await until(async () => { capture = await mcp.call('capture_desktop'); return !capture.isError; }, timeoutMs, 500);
-  if (!capture || capture.isError) throw new Error(`capture_desktop refused: ${JSON.stringify(sc(capture))}`);
-  const status = sc(await mcp.call('status'));
-  return { mcp, status, capture };
+  try {
+    const lock = await mcp.call('request_lock');
+    if (lock.isError) throw new Error(`request_lock refused: ${JSON.stringify(sc(lock))}`);
+    let capture = null;
+    await until(async () => { capture = await mcp.call('capture_desktop'); return !capture.isError; }, timeoutMs, 500);
+    if (!capture || capture.isError) throw new Error(`capture_desktop refused: ${JSON.stringify(sc(capture))}`);
+    const status = sc(await mcp.call('status'));
+    return { mcp, status, capture };
+  } catch (e) {
+    await mcp.close(); // the caller never gets it: its server process must not outlive the run
+    throw e;
+  }
 }
 
 // A refused perform_action: its code, and whether the run still has its action (status.acted).

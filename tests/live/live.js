@@ -335,7 +335,10 @@ function evidenceOf(stateDir, run) {
   const verify = spawnSync(BIN.console, ['evidence', 'verify', path.join(dir, ev || 'missing')], { env: ENV, encoding: 'utf8' });
   const kinds = text.trim().split('\n').map((l) => { try { const o = JSON.parse(l); return o.event || o.type || '?'; } catch { return 'unparsable'; } });
   const clean = text !== '' && !SECRETS().some((x) => text.includes(x)) && !/scancode|"data"|base64/i.test(text);
-  return { lines: kinds.length, kinds: [...new Set(kinds)], verifies: verify.status === 0, clean };
+  // What each rung of the lock's ladder did: a lock that failed names its rung.
+  const syncs = text.trim().split('\n').map((l) => { try { return JSON.parse(l); } catch { return {}; } }).filter((o) => o.event === 'guest_sync')
+    .map((o) => ({ result: o.result, confirmed_by: o.confirmed_by, rungs: o.rungs, answer_ms: o.answer_ms, ms: o.ms }));
+  return { lines: kinds.length, kinds: [...new Set(kinds)], verifies: verify.status === 0, clean, guest_sync: syncs };
 }
 
 // ---------------------------------------------------------------------------------------

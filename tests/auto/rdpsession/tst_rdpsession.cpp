@@ -225,6 +225,8 @@ private slots:
   void guestSyncNamesWhatConfirmedIt();
   void guestSyncClimbsToTheRungTheGuestAnswers_data();
   void guestSyncClimbsToTheRungTheGuestAnswers();
+  void guestSyncAsksGfxCapsOfAPipelineStillComingUp_data();
+  void guestSyncAsksGfxCapsOfAPipelineStillComingUp();
   void guestSyncLeavesTheEventLoopRunningAndCancels();
   void releaseHeldLeavesTheGuestNeutral();
   void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses_data();
@@ -458,7 +460,7 @@ void tst_RdpSession::aCornerRungWaitsForThePipelinesFirstFrame() {
       [&](SyncConfirmation rung) {
         if (rung == SyncConfirmation::RefreshRect)
           askedAt = Clock::now();
-        return true;
+        return GuestSync::Request::Written;
       },
       [] {},
       [&] {
@@ -1143,6 +1145,55 @@ void tst_RdpSession::guestSyncClimbsToTheRungTheGuestAnswers() {
   }
   qInfo("FIGURE guest_sync ladder %s: %s after %lld ms (answer %lld ms), next lock %lld ms",
         QTest::currentDataTag(), qPrintable(by), (*sync)->elapsedMs, (*sync)->answerMs, (*again)->elapsedMs);
+}
+
+// A lock taken right after the connect, while the server is still confirming the graphics
+// pipeline's caps, keeps its gfx_caps rung: the ladder asks it once the pipeline is up. The
+// connect's CapsConfirm answers nothing (its CapsAdvertise went out before the input). A
+// pipeline that never comes up leaves the rung unoffered and the settle alone vouches.
+void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineStillComingUp_data() {
+  QTest::addColumn<bool>("release");
+  QTest::addColumn<QString>("by");
+  QTest::addColumn<bool>("gfxOffered");
+  QTest::newRow("the pipeline comes up during the lock") << true << "gfx_caps" << true;
+  QTest::newRow("the pipeline never comes up") << false << "settle_only" << false;
+}
+void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineStillComingUp() {
+  QFETCH(bool, release);
+  QFETCH(QString, by);
+  QFETCH(bool, gfxOffered);
+  GuestProcess guest;
+  RdpSession session;
+  QVERIFY(startGuest(guest, QString::fromLatin1(kPassword),
+                     {QStringLiteral("--graphics"), QStringLiteral("gfx")}));
+  guest.command("{\"cmd\":\"refresh\",\"mode\":\"ignore\"}");
+  guest.command("{\"cmd\":\"gfx_first_confirm\",\"mode\":\"held\"}");
+  QVERIFY(guest.waitForEvent(QStringLiteral("first_confirm_mode")));
+  QVERIFY(connectSession(session, guest));
+  QVERIFY(guest.waitForEvent(QStringLiteral("gfx_caps_held")));
+  QVERIFY(session.channelReport().gfxOpened);
+
+  // The corner rungs wait for the pipeline's first frame (up to answerWait) before they are
+  // asked: generous, so that frame never passes for a corner rung's answer.
+  constexpr int kAnswerWaitMs = 2000;
+  std::optional<Outcome<GuestSync::Result>> sync;
+  session.startGuestSync(timing(20000, 100, kAnswerWaitMs),
+                         [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
+  if (release)
+    guest.command("{\"cmd\":\"gfx_first_confirm\",\"mode\":\"now\"}"); // after the lock began
+  QVERIFY(QTest::qWaitFor([&] { return sync.has_value(); }, 30000));
+  QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
+  QCOMPARE(GuestSync::confirmationName((*sync)->confirmedBy), by);
+  QCOMPARE(bool((*sync)->rungsOffered & syncRungBit(SyncConfirmation::GfxCaps)), gfxOffered);
+  QCOMPARE(bool((*sync)->rungsAsked & syncRungBit(SyncConfirmation::GfxCaps)), gfxOffered);
+  if (release) {
+    // Asked once the connect's CapsConfirm had come: the guest saw one CapsAdvertise again.
+    QVERIFY(guest.waitForEvent(QStringLiteral("gfx_readvertise")));
+    QCOMPARE(guest.events(QStringLiteral("gfx_readvertise")).size(), 1);
+  } else {
+    QVERIFY((*sync)->settled);
+    QVERIFY(guest.events(QStringLiteral("gfx_readvertise")).isEmpty());
+  }
 }
 
 // The sync is state, not a blocking call: the event loop runs while it waits (a timer fires,
