@@ -31,8 +31,9 @@ bool differingSpan(const uchar* a, const uchar* b, int width, int& first, int& l
 
 // Many small rectangles in one band become their bounding box, band by band; still too many,
 // one box for all.
-QList<QRect> boundedRects(const QRegion& region, int max) {
-  QList<QRect> rects(region.begin(), region.end());
+QList<QRect> boundedRects(const Region& region, int max) {
+  const std::vector<QRect> all = region.rects();
+  QList<QRect> rects(all.begin(), all.end());
   if (rects.size() <= max)
     return rects;
   QList<QRect> bands;
@@ -76,7 +77,7 @@ bool DesktopSurface::resize(QSize size) {
   m_size = size;
   m_resized = size;
   m_moves.clear();
-  m_damage = QRegion(rect());
+  m_damage = Region(rect());
   m_changed = true;
   return true;
 }
@@ -95,7 +96,7 @@ void DesktopSurface::touch(const QRect& area) {
 
 DesktopSurface::Note DesktopSurface::takeNote() {
   Note note{boundedRects(m_touched, kMaxDamageRects), m_changed};
-  m_touched = QRegion();
+  m_touched = Region();
   m_changed = false;
   return note;
 }
@@ -192,10 +193,10 @@ bool DesktopSurface::move(const QRect& source, QPoint target) {
   // The viewer applies the move to its previous picture before painting the damage: what
   // was damaged inside the source is damaged where it lands; what was damaged under the
   // target was overwritten by pixels the viewer already has (unless they were damaged too).
-  const QRegion carried = m_damage.intersected(source).translated(delta).intersected(destination);
-  m_damage = m_damage.subtracted(QRegion(destination)).united(carried);
+  const Region carried = m_damage.intersected(source).translated(delta).intersected(destination);
+  m_damage = m_damage.subtracted(Region(destination)).united(carried);
   if (m_resized) {
-    m_damage = QRegion(rect()); // a new desktop: everything is painted anyway
+    m_damage = Region(rect()); // a new desktop: everything is painted anyway
   } else if (m_moves.size() < kMaxMoves) {
     m_moves.append(Move{source, target});
   } else {
@@ -216,7 +217,7 @@ DesktopSurface::Changes DesktopSurface::takeChanges() {
   changes.damage = boundedRects(m_damage, kMaxDamageRects);
   m_resized.reset();
   m_moves.clear();
-  m_damage = QRegion();
+  m_damage = Region();
   return changes;
 }
 
@@ -224,8 +225,8 @@ void DesktopSurface::wipe() {
   secureZero(m_memory.data(), m_memory.size());
   m_resized.reset();
   m_moves.clear();
-  m_damage = QRegion();
-  m_touched = QRegion();
+  m_damage = Region();
+  m_touched = Region();
   m_changed = false;
 }
 

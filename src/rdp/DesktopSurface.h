@@ -20,10 +20,11 @@
 // so only while the worker is held off (the lease), never concurrently with a write.
 #pragma once
 
+#include "common/Region.h"
+
 #include <QList>
 #include <QPoint>
 #include <QRect>
-#include <QRegion>
 #include <QSize>
 
 #include <cstdint>
@@ -120,8 +121,8 @@ private:
   QSize m_size;
   std::optional<QSize> m_resized;
   QList<Move> m_moves;
-  QRegion m_damage;
-  QRegion m_touched;
+  Region m_damage;
+  Region m_touched;
   bool m_changed = false;
 };
 

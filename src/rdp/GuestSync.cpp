@@ -1,9 +1,9 @@
 #include "rdp/GuestSync.h"
 
 #include "common/QuietSpell.h"
+#include "common/Region.h"
 
 #include <QMetaObject>
-#include <QRegion>
 
 #include <algorithm>
 #include <utility>
@@ -156,10 +156,10 @@ void GuestSync::noteUpdate(std::span<const QRect> rects, bool changed) {
     if (!straddled && (m_pending == Confirmation::RefreshRect || m_pending == Confirmation::SuppressOutput)) {
       // The answer covers the whole area; damage that only touches it is not the answer. A
       // late answer to an earlier rung passes for this one's: it too came after the input.
-      QRegion covered;
+      Region covered;
       for (const QRect& r : rects)
         covered += r.intersected(m_area);
-      if (covered == QRegion(m_area)) {
+      if (covered.covers(m_area)) {
         m_pending = Confirmation::SettleOnly;
         m_answered = true;
         m_answeredAt = now;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "common/Outcome.h"
+#include "readerhost/FrameUpdate.h"
 #include "readerhost/ReaderFrames.h"
 #include "readerhost/ReaderProcess.h"
 #include "readerwire/ReaderSocket.h"

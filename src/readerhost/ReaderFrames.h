@@ -11,6 +11,7 @@
 #pragma once
 
 #include "readerhost/DesktopFrames.h"
+#include "readerhost/FrameUpdate.h"
 #include "readerwire/ReaderTypes.h"
 #include "readerwire/ReaderWire.h"
 

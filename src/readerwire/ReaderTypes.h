@@ -11,7 +11,6 @@
 #include "privacy/ResidueScrubber.h"
 
 #include <QByteArray>
-#include <QImage>
 #include <QJsonObject>
 #include <QList>
 #include <QMap>
@@ -57,23 +56,6 @@ struct RdpConfig {
 
 // Moved into the session's start(); wiped as soon as FreeRDP holds its own copies.
 using RdpCredentials = Credentials;
-
-// One step of the guest desktop as the console sees it.
-struct FrameUpdate {
-  // Full-desktop snapshot (Format_RGB32 = BGRX in memory). Implicitly shared and never
-  // written while anyone else holds it: the console's frame pool (DesktopFrames) reuses a
-  // frame only once every receiver has dropped it.
-  QImage frame;
-  QList<QRect> dirty; // what changed since the previous FrameUpdate, in desktop coordinates
-  // The guest's own moves behind this frame (RDPGFX SurfaceToSurface, CacheToSurface), in
-  // order, each as (source area, target top-left), inside the desktop; for the panel encoder
-  // to send as copies when the frame shows them. Empty when there were more than the reader
-  // keeps (the damage covers them).
-  QList<std::pair<QRect, QPoint>> moves;
-  // The guest's serial of this frame: the newest lease it holds, strictly increasing per
-  // session. "The panel presented it" goes back to the reader as this number.
-  quint64 serial = 0;
-};
 
 // "The pin is decided before any credential can be sent": how many PDUs the client wrote
 // before and after the certificate decision.
@@ -168,5 +150,3 @@ struct ProtocolViolation {
 };
 
 } // namespace gc
-
-Q_DECLARE_METATYPE(gc::FrameUpdate)

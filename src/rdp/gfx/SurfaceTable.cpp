@@ -1,8 +1,7 @@
 #include "rdp/gfx/SurfaceTable.h"
 
+#include "common/Region.h"
 #include "privacy/SecureZero.h"
-
-#include <QRegion>
 
 #include <cstdlib>
 #include <cstring>
@@ -329,7 +328,7 @@ void SurfaceTable::noteDecoded(Surface& s, const std::vector<QRect>& rects) {
       propagate(s, r.intersected(s.rect()));
     return;
   }
-  QRegion region;
+  Region region;
   for (const QRect& r : rects)
     region += r.intersected(m_desktop.rect());
   if (region.isEmpty())
@@ -338,7 +337,7 @@ void SurfaceTable::noteDecoded(Surface& s, const std::vector<QRect>& rects) {
                                           (m_desktop.size().height() + kTile - 1) / kTile) &&
                       !m_tileHash.empty();
   if (!hashed) {
-    for (const QRect& r : region)
+    for (const QRect& r : region.rects())
       m_desktop.noteWritten(r);
     return;
   }
@@ -347,13 +346,13 @@ void SurfaceTable::noteDecoded(Surface& s, const std::vector<QRect>& rects) {
   for (int ty = bounds.top() / kTile; ty <= bounds.bottom() / kTile; ++ty) {
     for (int tx = bounds.left() / kTile; tx <= bounds.right() / kTile; ++tx) {
       const QRect tile = QRect(tx * kTile, ty * kTile, kTile, kTile).intersected(m_desktop.rect());
-      const QRegion part = region.intersected(tile);
+      const Region part = region.intersected(tile);
       if (part.isEmpty())
         continue;
       uint64_t& known = m_tileHash[std::size_t(ty) * std::size_t(m_tileGrid.width()) + std::size_t(tx)];
       const uint64_t now = tileHash(tile);
       if (now != known) {
-        for (const QRect& r : part)
+        for (const QRect& r : part.rects())
           m_desktop.noteWritten(r);
       }
       known = now;

@@ -5,6 +5,7 @@
 
 #include "rdp/RdpSession.h"
 #include "readerhost/DesktopFrames.h"
+#include "readerhost/FrameUpdate.h"
 #include "readerwire/ReaderTypes.h"
 
 #include <QObject>

@@ -6,6 +6,7 @@
 #include "GuestProcess.h"
 #include "privacy/SecureBuffer.h"
 #include "rdp/RdpSession.h"
+#include "readerhost/FrameUpdate.h"
 #include "readerwire/ReaderTypes.h"
 
 #include <QImage>
