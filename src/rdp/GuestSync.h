@@ -91,10 +91,11 @@ public:
   void setAsk(Ask ask, Asked asked, ComingUp comingUp = nullptr);
 
   // Main thread: a new round, the corner `area` watched, `offered` the rungs the server
-  // advertised (syncRungBit set; gfx_caps also while the pipeline is coming up). `suppressFirst`: the output
-  // is suppressed and is to be allowed again, so suppress_output is asked first (its allow is that
-  // un-suppress, written after the drained input). A running round is cancelled first. The first request goes
-  // out from here (a write that fails calls `done` at once).
+  // advertised (syncRungBit set; gfx_caps also while the pipeline is coming up).
+  // `suppressFirst`: the output is suppressed and is to be allowed again, so suppress_output is
+  // asked first (its allow is that un-suppress, written after the drained input). A running
+  // round is cancelled first. The first request goes out from here (a write that fails calls
+  // `done` at once).
   void start(QRect area, quint8 offered, bool suppressFirst, Timing timing, Done done);
   // Main thread: ends the round without calling done.
   void cancel();

@@ -333,10 +333,11 @@ function evidenceOf(stateDir, run) {
   const ev = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.startsWith(run)) : undefined;
   const text = ev ? fs.readFileSync(path.join(dir, ev), 'utf8') : '';
   const verify = spawnSync(BIN.console, ['evidence', 'verify', path.join(dir, ev || 'missing')], { env: ENV, encoding: 'utf8' });
-  const kinds = text.trim().split('\n').map((l) => { try { const o = JSON.parse(l); return o.event || o.type || '?'; } catch { return 'unparsable'; } });
+  const entries = text.trim().split('\n').map((l) => { try { return JSON.parse(l); } catch { return null; } });
+  const kinds = entries.map((o) => (o ? o.event || o.type || '?' : 'unparsable'));
   const clean = text !== '' && !SECRETS().some((x) => text.includes(x)) && !/scancode|"data"|base64/i.test(text);
   // What each rung of the lock's ladder did: a lock that failed names its rung.
-  const syncs = text.trim().split('\n').map((l) => { try { return JSON.parse(l); } catch { return {}; } }).filter((o) => o.event === 'guest_sync')
+  const syncs = entries.filter((o) => o && o.event === 'guest_sync')
     .map((o) => ({ result: o.result, confirmed_by: o.confirmed_by, rungs: o.rungs, answer_ms: o.answer_ms, ms: o.ms }));
   return { lines: kinds.length, kinds: [...new Set(kinds)], verifies: verify.status === 0, clean, guest_sync: syncs };
 }
