@@ -45,6 +45,11 @@ void ChannelReport::setAdvertisedCodecs(QStringList codecs) {
   m_data.advertisedCodecs = std::move(codecs);
 }
 
+void ChannelReport::setGfxAdvertised(bool advertised) {
+  std::lock_guard lock(m_mutex);
+  m_data.gfxAdvertised = advertised;
+}
+
 void ChannelReport::noteDynamicOpened(const QString& name) {
   std::lock_guard lock(m_mutex);
   if (m_data.dynamicOpened.size() < kMaxDistinctNames && !m_data.dynamicOpened.contains(name))

@@ -40,6 +40,7 @@ public:
 
   void setStaticChannels(QStringList requested, QStringList joined);
   void setAdvertisedCodecs(QStringList codecs);
+  void setGfxAdvertised(bool advertised);
   void noteDynamicOpened(const QString& name);
   void noteRefused(QByteArrayView rawName);
   void noteGfxOpened(bool opened);

@@ -148,6 +148,12 @@ void GraphicsPipeline::noteConnected(freerdp* instance) {
       joined.append(name);
   }
   m_drdynvcId = freerdp_channels_get_id_by_name(instance, DRDYNVC_SVC_CHANNEL_NAME);
+  // RDP_NEG_RSP's flags as FreeRDP keeps them; 0 after a negotiation without a response.
+  constexpr UINT32 kDynvcGfxProtocolSupported = 0x02;
+  const bool advertised =
+      (freerdp_settings_get_uint32(settings, FreeRDP_NegotiationFlags) & kDynvcGfxProtocolSupported) != 0;
+  m_advertised.store(advertised && m_drdynvcId != 0, std::memory_order_release);
+  m_report.setGfxAdvertised(advertised);
   m_report.setStaticChannels(std::move(requested), std::move(joined));
   m_report.setAdvertisedCodecs(decodedCodecNames());
 }

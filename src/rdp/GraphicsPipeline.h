@@ -37,6 +37,7 @@
 
 #include <freerdp/freerdp.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -68,8 +69,14 @@ public:
   std::optional<Failure> gfxFailure() const;
   // The same as the PDU kind and rule (static strings of ours), for the evidence.
   std::optional<front::Violation> gfxViolation() const;
-  // Worker, after freerdp_connect succeeded: which static channels were joined.
+  // Worker, after freerdp_connect succeeded: which static channels were joined, and whether
+  // the server said it supports the pipeline.
   void noteConnected(freerdp* instance);
+  // Any thread: the server's negotiation response said it supports the pipeline
+  // (DYNVC_GFX_PROTOCOL_SUPPORTED, MS-RDPBCGR 2.2.1.2.1) and drdynvc was joined, so its
+  // channel may open. FreeRDP's server library says so by default, whether or not the server
+  // then opens it (weston, the test guest's legacy mode): a promise, not a fact.
+  bool advertised() const { return m_advertised.load(std::memory_order_acquire); }
 
   ChannelReport::Snapshot report() const { return m_report.snapshot(); }
   ChannelReport& channelReport() { return m_report; } // the worker's callbacks write it
@@ -88,6 +95,7 @@ private:
   ChannelReport m_report;
   std::unique_ptr<gfx::GfxChannel> m_channel;
   UINT16 m_drdynvcId = 0;
+  std::atomic<bool> m_advertised{false};
   QByteArray m_message; // the head of the drdynvc PDU being reassembled (bounded)
   bool m_inMessage = false;
   bool m_headChecked = false;

@@ -20,10 +20,17 @@ GuestSync::GuestSync(QObject* parent) : QObject(parent) {
 
 GuestSync::~GuestSync() = default;
 
-void GuestSync::setAsk(Ask ask, Asked asked, ComingUp comingUp) {
+void GuestSync::setAsk(Ask ask, Asked asked, PipelineState pipeline) {
   m_ask = std::move(ask);
   m_asked = std::move(asked);
-  m_comingUp = std::move(comingUp);
+  m_pipeline = std::move(pipeline);
+}
+
+quint8 GuestSync::skipped() const {
+  // When every rung the server offers went unanswered (a guest frozen at an earlier lock), all
+  // are asked again.
+  const quint8 offered = m_result.rungsOffered;
+  return (offered & ~m_unanswered) ? quint8(offered & m_unanswered) : quint8(0);
 }
 
 void GuestSync::start(QRect area, quint8 offered, bool suppressFirst, Timing timing, Done done) {
@@ -32,9 +39,8 @@ void GuestSync::start(QRect area, quint8 offered, bool suppressFirst, Timing tim
   m_result = Result{};
   m_result.refreshSupported = offered & syncRungBit(Confirmation::RefreshRect);
   m_result.rungsOffered = offered;
-  // Rungs unanswered before are left out while another remains to ask: when every rung the
-  // server offers went unanswered (a guest frozen at an earlier lock), all are asked again.
-  m_skip = (offered & ~m_unanswered) ? quint8(offered & m_unanswered) : quint8(0);
+  // Rungs unanswered before are left out while another remains to ask.
+  m_skip = skipped();
   m_result.rungsSkipped = m_skip;
   m_order = suppressFirst
                 ? std::array{Confirmation::SuppressOutput, Confirmation::RefreshRect, Confirmation::GfxCaps}
@@ -59,11 +65,11 @@ bool GuestSync::askNext() {
   while (m_next < m_order.size()) {
     const Confirmation rung = m_order[m_next++];
     const quint8 bit = syncRungBit(rung);
-    if (!(m_result.rungsOffered & bit) || (m_skip & bit))
+    if (!(m_result.rungsOffered & bit) || (m_skip & bit) || (m_result.rungsAsked & bit))
       continue;
     // A corner rung waits for a pause in the stream; gfx_caps for the pipeline's first frame.
-    const bool wait =
-        rung == Confirmation::GfxCaps ? m_comingUp && m_comingUp() : Clock::now() < lastHeard() + kStreamGap;
+    const bool wait = rung == Confirmation::GfxCaps ? pipeline() != Pipeline::Steady
+                                                    : Clock::now() < lastHeard() + kStreamGap;
     if (wait) {
       m_deferred = rung; // asked in evaluate
       m_deferredAt = Clock::now();
@@ -81,9 +87,14 @@ bool GuestSync::ask(Confirmation rung) {
   const bool wasAsking = std::exchange(m_asking, true);
   const Request request = m_ask ? m_ask(rung) : Request::Failed;
   if (request == Request::Unavailable) {
-    // Never asked: the server did not offer it after all (its pipeline did not come up).
+    // Never asked: the server did not offer it after all (its pipeline did not come up). The
+    // skip is worked out again without it, and the ladder climbed again from its foot: a rung
+    // skipped for this one's sake is asked now (one asked already is passed over).
     m_asking = wasAsking;
     m_result.rungsOffered &= quint8(~syncRungBit(rung));
+    m_skip = skipped();
+    m_result.rungsSkipped = m_skip;
+    m_next = 0;
     return askNext();
   }
   m_result.rungsAsked |= syncRungBit(rung);
@@ -95,10 +106,15 @@ bool GuestSync::ask(Confirmation rung) {
   return true;
 }
 
-GuestSync::Clock::time_point GuestSync::lastHeard(bool* comingUp) const {
-  const bool up = m_comingUp && m_comingUp();
-  if (comingUp)
-    *comingUp = up;
+GuestSync::Pipeline GuestSync::pipeline() const {
+  const Pipeline state = m_pipeline ? m_pipeline() : Pipeline::Steady;
+  return state == Pipeline::Opening && m_openingGivenUp ? Pipeline::Steady : state;
+}
+
+GuestSync::Clock::time_point GuestSync::lastHeard(bool* pending) const {
+  const bool up = pipeline() != Pipeline::Steady;
+  if (pending)
+    *pending = up;
   if (up)
     return Clock::now(); // the pipeline's first frame is still to come: no pause has begun
   std::lock_guard lock(m_mutex);
@@ -223,16 +239,24 @@ void GuestSync::evaluate() {
     return finish(Failure{Refusal::DrainFailed, QStringLiteral("the guest session ended during the lock")});
   const auto now = Clock::now();
   const auto until = m_armedAt + m_timing.deadline;
-  // 0. A corner rung waits for a pause in the guest's stream: at most kStreamGapWait, or
-  // answerWait for the pipeline's first frame.
+  // 0. gfx_caps waits for the pipeline, at most answerWait; a corner rung for a pause in the
+  // guest's stream: at most kStreamGapWait, or answerWait for the pipeline's first frame. A
+  // pipeline still to open after such a wait is not waited for again in this session.
   if (m_deferred != Confirmation::SettleOnly) {
-    bool comingUp = false;
-    const Clock::time_point heard = lastHeard(&comingUp);
-    const auto most = comingUp ? std::max<Clock::duration>(m_timing.answerWait, kStreamGapWait)
-                               : Clock::duration(kStreamGapWait);
-    const QuietSpell pause = QuietSpell::at(now, heard, kStreamGap, std::min(m_deferredAt + most, until));
-    if (pause.waiting)
-      return scheduleAt(pause.next);
+    bool pending = false;
+    const Clock::time_point heard = lastHeard(&pending);
+    const auto most = pending ? std::max<Clock::duration>(m_timing.answerWait, kStreamGapWait)
+                              : Clock::duration(kStreamGapWait);
+    const auto limit = std::min(m_deferredAt + most, until);
+    if (m_deferred == Confirmation::GfxCaps && pending && now < limit)
+      return scheduleAt(std::min(now + kStreamGap, limit)); // looked at again: no event says it
+    if (m_deferred != Confirmation::GfxCaps) {
+      const QuietSpell pause = QuietSpell::at(now, heard, kStreamGap, limit);
+      if (pause.waiting)
+        return scheduleAt(pause.next);
+    }
+    if (pipeline() == Pipeline::Opening)
+      m_openingGivenUp = true;
     if (ask(std::exchange(m_deferred, Confirmation::SettleOnly)))
       evaluate();
     return;

@@ -20,18 +20,23 @@
 // (a frozen guest) and that is still arriving would pass for the answer; once nothing has come
 // for a while, nothing sent before is still on its way. A CapsConfirm counts as heard. A
 // desktop that never pauses is asked after the wait: there the gap stays open, and the guest
-// is not frozen (it keeps sending). While the graphics pipeline is coming up (ComingUp: its
-// first frame, the whole surface, has not ended yet, and the server may still be encoding it
-// with nothing on the wire), the rung waits up to answerWait: that frame is certain to come,
-// it covers the corner, and it was decided before the request. The gfx_caps rung waits for
-// the same thing: a lock taken while the pipeline's caps are still being confirmed asks it once
-// that CapsConfirm has come (the connect's CapsAdvertise was sent before the drained input, so
-// its confirm is no answer); if the pipeline does not come up within answerWait, the rung is
-// not offered after all.
+// is not frozen (it keeps sending). While the graphics pipeline is opening (Opening: the
+// server said it supports the pipeline and its channel has not opened yet) or coming up
+// (ComingUp: open, its first frame, the whole surface, has not ended yet, and the server may
+// still be encoding it with nothing on the wire), the rung waits up to answerWait: that frame
+// covers the corner and would pass for the answer. A pipeline still to open after such a wait
+// is taken not to come for the rest of the session (FreeRDP's server library says it supports
+// the pipeline by default: weston and the test guest's legacy mode never open it), so it costs
+// one lock the wait once. The gfx_caps rung waits for the same, and for no pause: it is asked
+// once the pipeline's first frame has ended (the connect's CapsAdvertise was sent before the
+// drained input, so its confirm is no answer); if the pipeline is not up by then, the rung is
+// not offered after all (Request::Unavailable).
 // Each rung waits answerWait. A rung that went unanswered is remembered for the session and
 // skipped at the next lock: servers that advertise what they do not do (Refresh Rect on
-// shadow and GRD) cost the wait once. An answer ends the round at once (`settled` then only
-// records whether the screen had been quiet for `quiet` by then).
+// shadow and GRD) cost the wait once. A rung that turns out unavailable counts for nothing in
+// that rule: the skip is worked out again without it, so a server whose pipeline never came
+// is asked its corner rungs again rather than nothing. An answer ends the round at once
+// (`settled` then only records whether the screen had been quiet for `quiet` by then).
 //
 // A server that answers no rung gets the quiet-screen settle alone: confirmed by
 // "settle_only", which the console refuses unless the grant opts in. Without an answer the
@@ -82,16 +87,19 @@ public:
   // may go). Both on the main thread.
   using Ask = std::function<Request(Confirmation rung)>;
   using Asked = std::function<void()>;
-  // Main thread, no lock taken: the guest's graphics pipeline is coming up (see above).
-  using ComingUp = std::function<bool()>;
+  // The guest's graphics pipeline as the ladder sees it (see above): its channel is still to
+  // open (the server said it supports it); open, and its first frame has not ended; neither.
+  enum class Pipeline : quint8 { Steady, Opening, ComingUp };
+  // Main thread, no lock taken.
+  using PipelineState = std::function<Pipeline()>;
 
   explicit GuestSync(QObject* parent = nullptr);
   ~GuestSync() override;
 
-  void setAsk(Ask ask, Asked asked, ComingUp comingUp = nullptr);
+  void setAsk(Ask ask, Asked asked, PipelineState pipeline = nullptr);
 
   // Main thread: a new round, the corner `area` watched, `offered` the rungs the server
-  // advertised (syncRungBit set; gfx_caps also while the pipeline is coming up).
+  // advertised (syncRungBit set; gfx_caps also while the pipeline is opening or coming up).
   // `suppressFirst`: the output is suppressed and is to be allowed again, so suppress_output is
   // asked first (its allow is that un-suppress, written after the drained input). A running
   // round is cancelled first. The first request goes out from here (a write that fails calls
@@ -121,8 +129,12 @@ private:
   void evaluate();
   bool askNext();              // false: the request could not be written (the round is finished)
   bool ask(Confirmation rung); // likewise
-  // The guest was last heard (now while its pipeline is coming up, said in `comingUp`).
-  Clock::time_point lastHeard(bool* comingUp = nullptr) const;
+  // The session's pipeline state; Opening counts as Steady once waited for in vain.
+  Pipeline pipeline() const;
+  // The guest was last heard (now while its pipeline is opening or coming up, said in `pending`).
+  Clock::time_point lastHeard(bool* pending = nullptr) const;
+  // Rungs unanswered before, left out while another offered one remains.
+  quint8 skipped() const;
   void finish(const Outcome<Result>& outcome);
   void wake(); // any thread: evaluate soon on the main thread
   void scheduleAt(Clock::time_point when);
@@ -131,19 +143,21 @@ private:
   QTimer m_timer;
   Ask m_ask;
   Asked m_asked;
-  ComingUp m_comingUp;
+  PipelineState m_pipeline;
   Done m_done;
   Timing m_timing;
   Result m_result;
   Clock::time_point m_armedAt;
   Clock::time_point m_rungAt; // the current rung's request
   Confirmation m_rung = Confirmation::SettleOnly;
-  quint8 m_unanswered = 0;                            // rungs that went unanswered at a lock of this session
-  quint8 m_skip = 0;                                  // those left out of this round
-  std::array<Confirmation, 3> m_order{};              // the rungs in the order asked
-  std::size_t m_next = 0;                             // the next of m_order to consider
-  bool m_asking = false;                              // a rung was asked and the ladder has not ended
-  Confirmation m_deferred = Confirmation::SettleOnly; // a corner rung waiting for the stream to pause
+  quint8 m_unanswered = 0;               // rungs that went unanswered at a lock of this session
+  quint8 m_skip = 0;                     // those left out of this round
+  bool m_openingGivenUp = false;         // a pipeline still to open was waited for in vain
+  std::array<Confirmation, 3> m_order{}; // the rungs in the order asked
+  std::size_t m_next = 0;                // the next of m_order to consider
+  bool m_asking = false;                 // a rung was asked and the ladder has not ended
+  Confirmation m_deferred =
+      Confirmation::SettleOnly; // a rung waiting for the stream to pause or the pipeline
   Clock::time_point m_deferredAt;
   std::atomic<quint64> m_round{0};
 

@@ -39,6 +39,11 @@ namespace gc {
 
 namespace {
 
+// The corner the lock's corner rungs ask for and watch: the desktop's bottom-right 16×16.
+QRect lockCorner(const QRect& desktop) {
+  return QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+}
+
 // What the server's Input Capability Set advertised (MS-RDPBCGR 2.2.7.1.6), as wire::kInputCap*
 // bits, read from the set's own bytes: FreeRDP 3 keeps the client's FreeRDP_UnicodeInput TRUE
 // whatever the server said (rdp_apply_input_capability_set reads the flag back from the
@@ -266,7 +271,7 @@ void RdpSession::start(RdpConfig config, RdpCredentials credentials) {
                        std::lock_guard ioLock(m_ioMutex);
                        applySuppressOutput(); // what the ladder held back
                      },
-                     [this] { return pipelineComingUp(); });
+                     [this] { return pipelineState(); });
   m_gfx->gfxChannel()->client().setPacing([this](uint32_t) {
     m_pacer.noteHanded(m_handed);
     return m_pacer.ackNow(std::chrono::steady_clock::now(),
@@ -702,18 +707,18 @@ void RdpSession::startGuestSync(GuestSync::Timing timing, GuestSync::Done done) 
     if (m_state == State::Connected && !stopping() && m_context && !m_surface->size().isEmpty()) {
       connected = true;
       const QRect desktop = m_surface->rect();
-      corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+      corner = lockCorner(desktop);
       // What the server's General Capability Set advertised (MS-RDPBCGR 2.2.7.1.1), and the
       // pipeline once its caps are confirmed.
       if (freerdp_settings_get_bool(m_context->settings, FreeRDP_RefreshRect))
         offered |= syncRungBit(SyncConfirmation::RefreshRect);
       if (freerdp_settings_get_bool(m_context->settings, FreeRDP_SuppressOutput))
         offered |= syncRungBit(SyncConfirmation::SuppressOutput);
-      // A pipeline still coming up is offered too: the ladder asks it once its caps are
-      // confirmed (a lock right after the connect).
+      // A pipeline still opening or coming up is offered too: the ladder asks it once its caps
+      // are confirmed (a lock right after the connect).
       if (gfx::GfxChannel* channel = m_gfx->gfxChannel();
           timing.mayRestartGraphics && channel &&
-          (channel->client().front().caps() || channel->client().comingUp()))
+          (channel->client().front().caps() || pipelineState() != GuestSync::Pipeline::Steady))
         offered |= syncRungBit(SyncConfirmation::GfxCaps);
       suppressFirst = m_outputSuppressed && m_pacer.mode() != PacingMode::NoPanel;
     }
@@ -742,7 +747,7 @@ GuestSync::Request RdpSession::askGuest(SyncConfirmation rung) {
   if (rung == SyncConfirmation::GfxCaps && !(channel && channel->client().front().caps()))
     return Request::Unavailable; // the pipeline did not come up: nothing to advertise again
   const QRect desktop = m_surface->rect();
-  const QRect corner = QRect(desktop.right() - 15, desktop.bottom() - 15, 16, 16).intersected(desktop);
+  const QRect corner = lockCorner(desktop);
   m_guestSync.armRung(rung, m_lease.frameOpen());
   if (rung != SyncConfirmation::SuppressOutput && m_outputSuppressed &&
       m_pacer.mode() != PacingMode::NoPanel) {
@@ -778,10 +783,17 @@ GuestSync::Request RdpSession::askGuest(SyncConfirmation rung) {
   return Request::Failed;
 }
 
-bool RdpSession::pipelineComingUp() {
-  // An atomic, not m_ioMutex: the ladder's look must not wait for the worker's update.
+GuestSync::Pipeline RdpSession::pipelineState() {
+  // Atomics, not m_ioMutex: the ladder's look must not wait for the worker's update.
+  using Pipeline = GuestSync::Pipeline;
   gfx::GfxChannel* channel = m_gfx->gfxChannel();
-  return channel && channel->client().comingUp();
+  if (!channel)
+    return Pipeline::Steady;
+  if (channel->client().comingUp())
+    return Pipeline::ComingUp;
+  if (m_gfx->advertised() && !channel->client().everOpened())
+    return Pipeline::Opening;
+  return Pipeline::Steady;
 }
 
 void RdpSession::reapWorker() {

@@ -275,8 +275,8 @@ private:
   void applySuppressOutput();
   // The ladder's request for `rung` (GuestSync::Ask): main thread, takes the locks.
   GuestSync::Request askGuest(SyncConfirmation rung);
-  // The RDPGFX pipeline is coming up (GuestSync::ComingUp): main thread, no lock.
-  bool pipelineComingUp();
+  // The RDPGFX pipeline as the ladder sees it (GuestSync::PipelineState): main thread, no lock.
+  GuestSync::Pipeline pipelineState();
 
   RdpConfig m_config;
   rdp_context* m_context = nullptr;

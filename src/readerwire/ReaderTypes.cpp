@@ -70,7 +70,8 @@ QJsonObject ChannelSnapshot::connectedJson() const {
   return {{QStringLiteral("static_requested"), QJsonArray::fromStringList(staticRequested)},
           {QStringLiteral("static_joined"), QJsonArray::fromStringList(staticJoined)},
           {QStringLiteral("gfx_requested"), staticRequested.contains(QStringLiteral("drdynvc"))},
-          {QStringLiteral("gfx_codecs_advertised"), QJsonArray::fromStringList(advertisedCodecs)}};
+          {QStringLiteral("gfx_codecs_advertised"), QJsonArray::fromStringList(advertisedCodecs)},
+          {QStringLiteral("gfx_advertised_by_server"), gfxAdvertised}};
 }
 
 QJsonObject ChannelSnapshot::closedJson() const {

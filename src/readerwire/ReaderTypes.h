@@ -117,6 +117,7 @@ struct ChannelSnapshot {
   QStringList staticRequested;    // the Connect Initial's channel list
   QStringList staticJoined;       // those the server assigned (and the client joined)
   QStringList advertisedCodecs;   // what the client offered the graphics pipeline
+  bool gfxAdvertised = false;     // the server's negotiation response: DYNVC_GFX_PROTOCOL_SUPPORTED
   bool gfxOpened = false;         // the RDPGFX channel opened and is decoded
   quint32 gfxCapsVersion = 0;     // RDPGFX_CAPVERSION_* the server confirmed; 0: none
   QStringList gfxCodecsUsed;      // codec of every surface command seen

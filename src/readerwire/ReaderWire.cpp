@@ -30,8 +30,8 @@ template <typename F> void nested(F& f, ScrubReport& r) {
     r.copiesUnwritable, r.copiesByNeedle, r.elapsedUs);
 }
 template <typename F> void nested(F& f, ChannelSnapshot& c) {
-  f(c.staticRequested, c.staticJoined, c.advertisedCodecs, c.gfxOpened, c.gfxCapsVersion, c.gfxCodecsUsed,
-    c.gfxFrames, c.gfxCommands, c.dynamicOpened, c.refused, c.refusedOverflow);
+  f(c.staticRequested, c.staticJoined, c.advertisedCodecs, c.gfxAdvertised, c.gfxOpened, c.gfxCapsVersion,
+    c.gfxCodecsUsed, c.gfxFrames, c.gfxCommands, c.dynamicOpened, c.refused, c.refusedOverflow);
 }
 template <typename F> void nested(F& f, SyncTiming& t) {
   f(t.deadline, t.quiet, t.answerWait, t.mayRestartGraphics);

@@ -439,8 +439,10 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
       if (!verdict || verdict.event !== 'closed') con2.send({ cmd: 'close' });
     }
     await con2.waitExit(30000);
-    const sync = r2 && r2.run ? L.evidenceEntries(dirs.state, r2.run).find((e) => e.event === 'guest_sync') : null;
-    report.frozen_xrdp = { verdict: verdict && (verdict.reason || verdict.phase), lock_ms: lockMs, guest_sync: sync && { confirmed_by: sync.confirmed_by, rungs: sync.rungs } };
+    const entries = r2 && r2.run ? L.evidenceEntries(dirs.state, r2.run) : [];
+    const sync = entries.find((e) => e.event === 'guest_sync') || null;
+    const channels = (entries.find((e) => e.event === 'connected') || {}).channels || {};
+    report.frozen_xrdp = { verdict: verdict && (verdict.reason || verdict.phase), lock_ms: lockMs, guest_sync: sync && { confirmed_by: sync.confirmed_by, rungs: sync.rungs }, pipeline_claimed: channels.gfx_advertised_by_server };
     check('35', `a frozen xrdp (SIGSTOP after SETUP) answers no rung: the strict lock fails closed ${verdict && verdict.reason} in ${lockMs} ms, never CAPTURING`,
       verdict && verdict.event === 'closed' && verdict.reason === 'GUEST_UNCONFIRMED' && sync && sync.confirmed_by === 'settle_only', report.frozen_xrdp);
   }

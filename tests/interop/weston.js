@@ -83,8 +83,10 @@ async function run(ctx) {
     const verdict = await lockVerdict(s);
     R.figures.strict_lock_ms = Date.now() - t;
     const end = await endSession(s, { operator: !verdict || verdict.event !== 'closed' });
-    const sync = evidence(s.ready.run).find((e) => e.event === 'guest_sync') || {};
-    R.sessions.strict = { verdict: verdict && (verdict.reason || verdict.phase), lock_ms: R.figures.strict_lock_ms, guest_sync: { confirmed_by: sync.confirmed_by, rungs: sync.rungs }, end };
+    const entries = evidence(s.ready.run);
+    const sync = entries.find((e) => e.event === 'guest_sync') || {};
+    const channels = (entries.find((e) => e.event === 'connected') || {}).channels || {};
+    R.sessions.strict = { verdict: verdict && (verdict.reason || verdict.phase), lock_ms: R.figures.strict_lock_ms, guest_sync: { confirmed_by: sync.confirmed_by, rungs: sync.rungs }, pipeline_claimed: channels.gfx_advertised_by_server, end };
     check('35', `weston, the strict default: it answers no rung it was asked (${JSON.stringify(sync.rungs || null)}): the lock fails closed ${verdict && verdict.reason} in ${R.figures.strict_lock_ms} ms, never CAPTURING`,
       verdict && verdict.event === 'closed' && verdict.reason === 'GUEST_UNCONFIRMED' && sync.confirmed_by === 'settle_only' && end.exit === 0 && end.run_dir_gone, R.sessions.strict);
   }

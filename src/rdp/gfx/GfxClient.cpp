@@ -30,6 +30,7 @@ Violation GfxClient::fail(Violation v) {
 bool GfxClient::opened(Write write) {
   m_write = std::move(write);
   m_comingUp.store(m_framesDecoded == 0 && !m_violation, std::memory_order_release);
+  m_everOpened.store(true, std::memory_order_release);
   const std::vector<uint8_t> advertise = encodeCapsAdvertise();
   return m_write && m_write(advertise);
 }

@@ -55,6 +55,8 @@ public:
   // their way, or still being encoded: the test guest under ASan took 244-308 ms between the
   // CapsConfirm and that frame).
   bool comingUp() const { return m_comingUp.load(std::memory_order_acquire); }
+  // Any thread: the channel has opened at least once in this session.
+  bool everOpened() const { return m_everOpened.load(std::memory_order_acquire); }
   // One message the channel received (RDP_SEGMENTED_DATA).
   front::Checked<front::Ok> receive(std::span<const uint8_t> message);
   // The channel closed: everything the guest made us hold is zeroed and freed.
@@ -96,7 +98,8 @@ private:
   ScratchPixels m_scratch;
   std::deque<uint32_t> m_deferred;
   uint32_t m_framesDecoded = 0;
-  std::atomic<bool> m_comingUp{false}; // read by any thread (comingUp)
+  std::atomic<bool> m_comingUp{false};   // read by any thread (comingUp)
+  std::atomic<bool> m_everOpened{false}; // read by any thread (everOpened)
   uint32_t m_acknowledged = 0;
   std::optional<front::Violation> m_violation;
   std::vector<QRect> m_touched;

@@ -61,8 +61,11 @@ bool tst_RdpGfxPacing::startGuest(GuestProcess& guest) {
 }
 
 bool tst_RdpGfxPacing::connect(RdpSession& session, const GuestProcess& guest) {
+  // Connected, and on the pipeline: until its first frame has ended the guest may still send
+  // SurfaceBits (a loaded machine), which no acknowledgement paces.
   return sessionrig::connect(session, sessionrig::loopbackConfig(guest, m_configDir.path()),
-                             sessionrig::credentials(kUser, kPassword));
+                             sessionrig::credentials(kUser, kPassword)) &&
+         QTest::qWaitFor([&] { return session.channelReport().gfxFrames >= 1; }, 30000);
 }
 
 bool tst_RdpGfxPacing::paint(GuestProcess& guest, const QSignalSpy& frames, int n) {

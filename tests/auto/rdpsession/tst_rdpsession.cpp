@@ -203,6 +203,7 @@ private slots:
   void inputBeforeConnectIsRefused();
   void heldWritesLeaveTogetherWhenTheHoldEnds();
   void aCornerRungWaitsForThePipelinesFirstFrame();
+  void aPipelineThatNeverOpensIsWaitedForOnce();
 
   // Against the test guest.
   void showsTheGuestsIdentityMarker();
@@ -225,8 +226,8 @@ private slots:
   void guestSyncNamesWhatConfirmedIt();
   void guestSyncClimbsToTheRungTheGuestAnswers_data();
   void guestSyncClimbsToTheRungTheGuestAnswers();
-  void guestSyncAsksGfxCapsOfAPipelineStillComingUp_data();
-  void guestSyncAsksGfxCapsOfAPipelineStillComingUp();
+  void guestSyncAsksGfxCapsOfAPipelineNotYetUp_data();
+  void guestSyncAsksGfxCapsOfAPipelineNotYetUp();
   void guestSyncLeavesTheEventLoopRunningAndCancels();
   void releaseHeldLeavesTheGuestNeutral();
   void finishGracefullyDeliversTheLastInputBeforeTheGuestCloses_data();
@@ -468,7 +469,7 @@ void tst_RdpSession::aCornerRungWaitsForThePipelinesFirstFrame() {
         lastLook = Clock::now();
         if (!comingUp && !cameAt)
           cameAt = lastLook;
-        return comingUp;
+        return comingUp ? GuestSync::Pipeline::ComingUp : GuestSync::Pipeline::Steady;
       });
   const quint8 offered = syncRungBit(SyncConfirmation::RefreshRect);
   const Clock::time_point began = Clock::now();
@@ -490,6 +491,55 @@ void tst_RdpSession::aCornerRungWaitsForThePipelinesFirstFrame() {
   sync.start(QRect(0, 0, 16, 16), offered, false, timing(30000, 200, 20000), [](const auto&) {});
   QVERIFY(askedAt.has_value());
   sync.cancel();
+}
+
+// A server that says it supports the graphics pipeline and never opens it (FreeRDP's server
+// library says so by default) costs one lock the wait for that pipeline, once. And the gfx_caps
+// rung it cannot be asked does not stand in for the corner rungs skipped at the next lock: they
+// are asked again, not nothing.
+void tst_RdpSession::aPipelineThatNeverOpensIsWaitedForOnce() {
+  GuestSync sync;
+  QList<SyncConfirmation> asked;
+  int unavailable = 0;
+  sync.setAsk(
+      [&](SyncConfirmation rung) {
+        if (rung == SyncConfirmation::GfxCaps) {
+          ++unavailable;
+          return GuestSync::Request::Unavailable;
+        }
+        asked.append(rung);
+        return GuestSync::Request::Written;
+      },
+      [] {}, [] { return GuestSync::Pipeline::Opening; });
+  const quint8 corners =
+      syncRungBit(SyncConfirmation::RefreshRect) | syncRungBit(SyncConfirmation::SuppressOutput);
+  const quint8 offered = corners | syncRungBit(SyncConfirmation::GfxCaps);
+  std::optional<Outcome<GuestSync::Result>> first;
+  sync.start(QRect(0, 0, 16, 16), offered, false, timing(30000, 100, 300),
+             [&](const Outcome<GuestSync::Result>& r) { first = r; });
+  QVERIFY(asked.isEmpty()); // the first corner rung waits for the pipeline's first frame
+  QVERIFY(QTest::qWaitFor([&] { return first.has_value(); }, 30000));
+  QVERIFY(first->ok());
+  QCOMPARE((*first)->confirmedBy, SyncConfirmation::SettleOnly);
+  QCOMPARE(asked, (QList{SyncConfirmation::RefreshRect, SyncConfirmation::SuppressOutput}));
+  QCOMPARE(int((*first)->rungsAsked), int(corners));
+  QCOMPARE(int((*first)->rungsOffered), int(corners)); // gfx_caps turned out unavailable
+  QCOMPARE(unavailable, 1);
+
+  // Both corner rungs went unanswered; the pipeline still says Opening. The next lock tries
+  // gfx_caps (not skipped: it was never asked), finds it unavailable at once, and asks the
+  // corner rungs after all, the first at once: the pipeline is not waited for again.
+  asked.clear();
+  std::optional<Outcome<GuestSync::Result>> again;
+  sync.start(QRect(0, 0, 16, 16), offered, false, timing(30000, 100, 300),
+             [&](const Outcome<GuestSync::Result>& r) { again = r; });
+  QCOMPARE(asked, QList{SyncConfirmation::RefreshRect});
+  QCOMPARE(unavailable, 2);
+  QVERIFY(QTest::qWaitFor([&] { return again.has_value(); }, 30000));
+  QVERIFY(again->ok());
+  QCOMPARE(asked, (QList{SyncConfirmation::RefreshRect, SyncConfirmation::SuppressOutput}));
+  QCOMPARE(int((*again)->rungsAsked), int(corners));
+  QCOMPARE(int((*again)->rungsSkipped), 0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1147,18 +1197,23 @@ void tst_RdpSession::guestSyncClimbsToTheRungTheGuestAnswers() {
         QTest::currentDataTag(), qPrintable(by), (*sync)->elapsedMs, (*sync)->answerMs, (*again)->elapsedMs);
 }
 
-// A lock taken right after the connect, while the server is still confirming the graphics
-// pipeline's caps, keeps its gfx_caps rung: the ladder asks it once the pipeline is up. The
-// connect's CapsConfirm answers nothing (its CapsAdvertise went out before the input). A
-// pipeline that never comes up leaves the rung unoffered and the settle alone vouches.
-void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineStillComingUp_data() {
+// A lock taken right after the connect, while the server is still opening the graphics
+// pipeline's channel or confirming its caps, keeps its gfx_caps rung: the ladder asks it once
+// the pipeline is up. The connect's CapsConfirm answers nothing (its CapsAdvertise went out
+// before the input). A pipeline that never comes up leaves the rung unoffered and the settle
+// alone vouches; the next lock asks the corner rungs again, not nothing.
+void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineNotYetUp_data() {
+  QTest::addColumn<QString>("stage");
   QTest::addColumn<bool>("release");
   QTest::addColumn<QString>("by");
   QTest::addColumn<bool>("gfxOffered");
-  QTest::newRow("the pipeline comes up during the lock") << true << "gfx_caps" << true;
-  QTest::newRow("the pipeline never comes up") << false << "settle_only" << false;
+  QTest::newRow("the caps are confirmed during the lock") << "confirm" << true << "gfx_caps" << true;
+  QTest::newRow("the caps are never confirmed") << "confirm" << false << "settle_only" << false;
+  QTest::newRow("the channel opens during the lock") << "open" << true << "gfx_caps" << true;
+  QTest::newRow("the channel never opens") << "open" << false << "settle_only" << false;
 }
-void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineStillComingUp() {
+void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineNotYetUp() {
+  QFETCH(QString, stage);
   QFETCH(bool, release);
   QFETCH(QString, by);
   QFETCH(bool, gfxOffered);
@@ -1167,11 +1222,13 @@ void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineStillComingUp() {
   QVERIFY(startGuest(guest, QString::fromLatin1(kPassword),
                      {QStringLiteral("--graphics"), QStringLiteral("gfx")}));
   guest.command("{\"cmd\":\"refresh\",\"mode\":\"ignore\"}");
-  guest.command("{\"cmd\":\"gfx_first_confirm\",\"mode\":\"held\"}");
-  QVERIFY(guest.waitForEvent(QStringLiteral("first_confirm_mode")));
+  guest.command(QStringLiteral("{\"cmd\":\"gfx_hold\",\"stage\":\"%1\"}").arg(stage).toUtf8());
+  QVERIFY(guest.waitForEvent(QStringLiteral("hold_mode")));
   QVERIFY(connectSession(session, guest));
-  QVERIFY(guest.waitForEvent(QStringLiteral("gfx_caps_held")));
-  QVERIFY(session.channelReport().gfxOpened);
+  QVERIFY(guest.waitForEvent(QStringLiteral("gfx_held")));
+  QCOMPARE(guest.events(QStringLiteral("gfx_held")).first().value(QStringLiteral("stage")).toString(), stage);
+  QCOMPARE(session.channelReport().gfxOpened, stage == QLatin1String("confirm"));
+  QVERIFY(session.channelReport().gfxAdvertised);
 
   // The corner rungs wait for the pipeline's first frame (up to answerWait) before they are
   // asked: generous, so that frame never passes for a corner rung's answer.
@@ -1180,20 +1237,35 @@ void tst_RdpSession::guestSyncAsksGfxCapsOfAPipelineStillComingUp() {
   session.startGuestSync(timing(20000, 100, kAnswerWaitMs),
                          [&sync](const Outcome<GuestSync::Result>& r) { sync = r; });
   if (release)
-    guest.command("{\"cmd\":\"gfx_first_confirm\",\"mode\":\"now\"}"); // after the lock began
+    guest.command("{\"cmd\":\"gfx_hold\",\"stage\":\"none\"}"); // after the lock began
   QVERIFY(QTest::qWaitFor([&] { return sync.has_value(); }, 30000));
   QVERIFY2(sync->ok(), sync->ok() ? "" : qPrintable(sync->failure().toString()));
   QCOMPARE(GuestSync::confirmationName((*sync)->confirmedBy), by);
   QCOMPARE(bool((*sync)->rungsOffered & syncRungBit(SyncConfirmation::GfxCaps)), gfxOffered);
   QCOMPARE(bool((*sync)->rungsAsked & syncRungBit(SyncConfirmation::GfxCaps)), gfxOffered);
   if (release) {
-    // Asked once the connect's CapsConfirm had come: the guest saw one CapsAdvertise again.
+    // Asked once the pipeline was up: the guest saw one CapsAdvertise again.
     QVERIFY(guest.waitForEvent(QStringLiteral("gfx_readvertise")));
     QCOMPARE(guest.events(QStringLiteral("gfx_readvertise")).size(), 1);
-  } else {
-    QVERIFY((*sync)->settled);
-    QVERIFY(guest.events(QStringLiteral("gfx_readvertise")).isEmpty());
+    return;
   }
+  QVERIFY((*sync)->settled);
+  QVERIFY(guest.events(QStringLiteral("gfx_readvertise")).isEmpty());
+  const quint8 corners =
+      syncRungBit(SyncConfirmation::RefreshRect) | syncRungBit(SyncConfirmation::SuppressOutput);
+  QCOMPARE(int((*sync)->rungsAsked), int(corners));
+
+  // Both corner rungs went unanswered and the pipeline never came: the next lock asks both
+  // again, rather than skipping them for a gfx_caps rung that cannot be asked.
+  std::optional<Outcome<GuestSync::Result>> again;
+  session.startGuestSync(timing(20000, 100, kAnswerWaitMs),
+                         [&again](const Outcome<GuestSync::Result>& r) { again = r; });
+  QVERIFY(QTest::qWaitFor([&] { return again.has_value(); }, 30000));
+  QVERIFY2(again->ok(), again->ok() ? "" : qPrintable(again->failure().toString()));
+  QCOMPARE(GuestSync::confirmationName((*again)->confirmedBy), QStringLiteral("settle_only"));
+  QCOMPARE(int((*again)->rungsAsked), int(corners));
+  QCOMPARE(int((*again)->rungsSkipped), 0);
+  QCOMPARE(int((*again)->rungsOffered & syncRungBit(SyncConfirmation::GfxCaps)), 0);
 }
 
 // The sync is state, not a blocking call: the event loop runs while it waits (a timer fires,
