@@ -2,7 +2,9 @@
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QEventLoop>
 #include <QJsonDocument>
+#include <QTimer>
 
 GuestProcess::GuestProcess() {
   // stdout is the event protocol; the guest's diagnostics (stderr) stay visible in the test log.
@@ -74,7 +76,12 @@ bool GuestProcess::waitForEvent(const QString& name, int count, int timeoutMs) {
       readLines();
       return events(name).size() >= count;
     }
-    m_process.waitForReadyRead(50);
+    // The event loop runs while it waits: a session under test hands its frames to this thread
+    // and waits to have them back (a lease), and what the guest sends next can hang on that.
+    QEventLoop loop;
+    QTimer::singleShot(50, &loop, &QEventLoop::quit);
+    QObject::connect(&m_process, &QProcess::readyReadStandardOutput, &loop, &QEventLoop::quit);
+    loop.exec();
     readLines();
   }
   return true;
