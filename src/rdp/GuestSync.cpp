@@ -248,9 +248,10 @@ void GuestSync::evaluate() {
     const auto most = pending ? std::max<Clock::duration>(m_timing.answerWait, kStreamGapWait)
                               : Clock::duration(kStreamGapWait);
     const auto limit = std::min(m_deferredAt + most, until);
-    if (m_deferred == Confirmation::GfxCaps && pending && now < limit)
-      return scheduleAt(std::min(now + kStreamGap, limit)); // looked at again: no event says it
-    if (m_deferred != Confirmation::GfxCaps) {
+    if (m_deferred == Confirmation::GfxCaps) {
+      if (pending && now < limit)
+        return scheduleAt(std::min(now + kStreamGap, limit)); // looked at again: no event says it
+    } else {
       const QuietSpell pause = QuietSpell::at(now, heard, kStreamGap, limit);
       if (pause.waiting)
         return scheduleAt(pause.next);
