@@ -416,6 +416,7 @@ void RdpSession::run() {
 
 void RdpSession::serveLease() {
   m_lease.serve(
+      m_surface->hasChanges(),
       [this](quint64 serial) {
         m_handed = serial; // the pacing counts the frames handed to the console
         DesktopSurface::Changes changes = m_surface->takeChanges();
@@ -429,8 +430,8 @@ void RdpSession::sayFrameReady() {
     postToMain([this] { emit frameReady(); });
 }
 
-void RdpSession::requestLease() {
-  m_lease.request();
+void RdpSession::requestLease(SurfaceLease::When when) {
+  m_lease.request(when);
 }
 
 void RdpSession::returnLease() {

@@ -21,9 +21,9 @@
 // Frames: every decoder writes the desktop into ONE surface of record (DesktopSurface), in
 // memory the caller gives (the shared desktop) — only on the worker, inside FreeRDP's event
 // processing. Whoever reads it asks for a lease (requestLease()): at its next frame boundary
-// the worker stops processing the guest's PDUs and hands over what changed since the last
-// lease (leased()); it writes again only after returnLease(). So a reader never sees half a
-// frame, and the worker never writes while anyone reads. Input keeps flowing during a lease.
+// (or the next one with changes) the worker stops processing the guest's PDUs and hands over
+// what changed since the last lease (leased()); it writes again only after returnLease(). So a reader never
+// sees half a frame, and the worker never writes while anyone reads. Input keeps flowing during a lease.
 #pragma once
 
 #include "common/Outcome.h"
@@ -139,9 +139,11 @@ public:
 
   // Main thread: the reader wants the pixels. At its next frame boundary (at once between
   // frames; a frame left open longer than kFrameHold counts as ended) the worker stops
-  // writing and leased() follows with what changed since the last lease. Idempotent while a
-  // lease is pending or held.
-  void requestLease();
+  // writing and leased() follows with what changed since the last lease. With FrameReady,
+  // at the first such boundary with changes, and no frameReady() is said for it: a reader
+  // that always wants the next frame asks ahead instead of answering each frameReady().
+  // Idempotent while a lease is pending or held.
+  void requestLease(SurfaceLease::When when = SurfaceLease::When::Boundary);
   // Main thread, after leased(): the worker may write the desktop again.
   void returnLease();
   // The surface of record: read only between leased() and returnLease().

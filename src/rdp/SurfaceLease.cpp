@@ -10,13 +10,14 @@ SurfaceLease::~SurfaceLease() {
   CloseHandle(m_event);
 }
 
-void SurfaceLease::request() {
-  {
-    std::lock_guard lock(m_mutex);
-    if (m_requested || m_held)
-      return;
-    m_requested = true;
-  }
+void SurfaceLease::request(When when) {
+  std::lock_guard lock(m_mutex); // serve() resets the event under it: no wake-up is lost
+  if (m_held)
+    return;
+  bool& flag = when == When::Boundary ? m_requested : m_standing;
+  if (flag)
+    return;
+  flag = true;
   SetEvent(m_event);
 }
 
@@ -35,13 +36,16 @@ void SurfaceLease::wake() {
   m_returned.notify_all();
 }
 
-void SurfaceLease::serve(const std::function<void(quint64 serial)>& grant,
+void SurfaceLease::serve(bool changed, const std::function<void(quint64 serial)>& grant,
                          const std::function<bool()>& stopped) {
   std::unique_lock lock(m_mutex);
-  if (!m_requested || !atFrameBoundary())
+  if (!m_requested && !m_standing)
     return;
-  ResetEvent(m_event);
+  ResetEvent(m_event); // looked at again after the worker's next event
+  if (!atFrameBoundary() || (!m_requested && !changed))
+    return;
   m_requested = false;
+  m_standing = false;
   m_held = true;
   m_readySaid = false;
   const quint64 serial = ++m_serial;
@@ -63,6 +67,11 @@ bool SurfaceLease::atFrameBoundary() const {
 }
 
 bool SurfaceLease::takeReadyToSay() {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_standing)
+      return false; // serve() grants it before the next event
+  }
   if (m_readySaid)
     return false;
   m_readySaid = true;

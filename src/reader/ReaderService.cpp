@@ -212,7 +212,8 @@ void ReaderService::handle(wire::ToReader& message, int fd) {
               m_session->cancelGuestSync();
           } else if constexpr (std::is_same_v<M, wire::Lease>) {
             if (m_session)
-              m_session->requestLease();
+              m_session->requestLease(m.whenReady ? SurfaceLease::When::FrameReady
+                                                  : SurfaceLease::When::Boundary);
           } else if constexpr (std::is_same_v<M, wire::Return>) {
             if (m_session)
               m_session->returnLease();

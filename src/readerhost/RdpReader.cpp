@@ -257,6 +257,7 @@ void RdpReader::start(RdpConfig config, RdpCredentials credentials) {
   m_sessionStarted = true;
   m_frames.startSession(); // the pacing counts a new session's leases
   m_frameWaiting = false;
+  m_leaseAsked = LeaseAsk::None; // the reader's lease is the session's
   setState(State::Connecting);
 }
 
@@ -383,6 +384,8 @@ void RdpReader::dispatch(wire::FromReader message) {
           m_residue = m.residue;
           m_channels = m.channels;
           setState(State::Connected);
+          if (!m_framesHeld)
+            requestLease(LeaseAsk::WhenReady); // the first frame, without a FrameReady before it
           emit connected(m.desktop);
         } else if constexpr (std::is_same_v<M, wire::Failed>) {
           if (m_state != State::Connecting)
@@ -410,7 +413,7 @@ void RdpReader::dispatch(wire::FromReader message) {
           if (m_framesHeld)
             m_frameWaiting = true;
           else
-            requestLease();
+            requestLease(LeaseAsk::WhenReady);
         } else if constexpr (std::is_same_v<M, wire::Leased>) {
           onLeased(m);
         } else if constexpr (std::is_same_v<M, wire::Resized>) {
@@ -429,8 +432,8 @@ void RdpReader::dispatch(wire::FromReader message) {
           // sent holds it (an outstanding one too: its grant comes later on this socket), so
           // the result waits until the next lease is absorbed.
           if (m.ok && m_state == State::Connected) {
-            requestLease();
-            if (m_leaseOutstanding) {
+            requestLease(LeaseAsk::Boundary);
+            if (m_leaseAsked != LeaseAsk::None) {
               m_syncHeld = m.result;
               return;
             }
@@ -451,28 +454,37 @@ void RdpReader::dispatch(wire::FromReader message) {
       message);
 }
 
-void RdpReader::requestLease() {
-  if (!m_leaseOutstanding && sendToReader(wire::Lease{}).ok())
-    m_leaseOutstanding = true;
+void RdpReader::requestLease(LeaseAsk ask) {
+  if (m_leaseAsked >= ask)
+    return;
+  wire::Lease lease;
+  lease.whenReady = ask == LeaseAsk::WhenReady;
+  if (sendToReader(lease).ok())
+    m_leaseAsked = ask;
 }
 
 void RdpReader::holdFrames(bool hold) {
   m_framesHeld = hold;
-  if (!hold && std::exchange(m_frameWaiting, false) && m_state == State::Connected)
-    requestLease();
+  if (!hold && m_state == State::Connected) {
+    m_frameWaiting = false; // the lease asked now holds it
+    requestLease(LeaseAsk::WhenReady);
+  }
 }
 
 void RdpReader::onLeased(const wire::Leased& leased) {
-  if (!m_leaseOutstanding || m_state != State::Connected)
+  if (m_leaseAsked == LeaseAsk::None || m_state != State::Connected)
     return breach(QStringLiteral("a lease nobody asked for"));
   m_frameWaiting = false; // this lease holds the waiting frame too
   ReaderFrames::Absorbed absorbed;
   if (const std::optional<QString> broken = m_frames.absorb(leased, m_desktop.constBytes(), absorbed))
     return breach(*broken);
-  m_leaseOutstanding = false;
+  m_leaseAsked = LeaseAsk::None;
   if (!sendToReader(wire::Return{leased.serial}).ok())
     return breach(QStringLiteral("cannot return the lease"));
   m_frames.settle(leased.serial, absorbed);
+  // The next frame is asked for ahead, unless the frame just handed out keeps the encoder busy.
+  if (!m_framesHeld && m_state == State::Connected)
+    requestLease(LeaseAsk::WhenReady);
   if (std::optional<SyncResult> held = std::exchange(m_syncHeld, std::nullopt))
     if (SyncDone done = std::exchange(m_syncDone, nullptr))
       done(*held);

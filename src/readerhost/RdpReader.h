@@ -111,11 +111,13 @@ public:
   // lease it holds). Fire and forget.
   void setPacing(PacingMode mode);
   void notePresented(quint64 upto);
-  // While held, a frame the reader says is ready is not leased: the guest's changes gather on
-  // the shared desktop (the reader keeps their damage) instead of in a frame of the console's
-  // pool, and the lease follows the release with all of them at once. The console holds
-  // frames while its encoder is busy with one, so the pool needs no third frame for the one
-  // it could not use yet. The lock's guest sync leases regardless.
+  // While frames are not held, the next frame is always asked for ahead (a standing lease:
+  // no FrameReady and no request per frame). While held, no lease is asked for: beyond the
+  // one asked before the hold (at most one frame), the guest's changes gather on the shared
+  // desktop (the reader keeps their damage) instead of in a frame of the console's pool, and
+  // the lease follows the release with all of them at once. The console holds frames while
+  // its encoder is busy with one, so the pool needs no third frame for the one it could not
+  // use yet. The lock's guest sync leases regardless.
   void holdFrames(bool hold);
   // A frame the reader said is ready waits for the release (tests).
   bool frameWaiting() const { return m_frameWaiting; }
@@ -176,7 +178,11 @@ private:
   // One decoded message from the event loop.
   void dispatch(wire::FromReader message);
   void dispatchQueued();
-  void requestLease(); // unless one is outstanding
+  // What the console asked the reader for (wire::Lease): nothing, the next frame with changes
+  // (standing: asked ahead whenever frames are not held), or the next boundary. Ordered: a
+  // request is sent only for more than what is asked already.
+  enum class LeaseAsk : quint8 { None, WhenReady, Boundary };
+  void requestLease(LeaseAsk ask);
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
   // Sends encoded datagrams in order (one system call for a run; `passFd` only beside a
   // single one), then zeroes them whether or not they went.
@@ -202,7 +208,7 @@ private:
   bool m_dispatchPosted = false;
   quint32 m_nextId = 1;
 
-  bool m_leaseOutstanding = false;
+  LeaseAsk m_leaseAsked = LeaseAsk::None;
   bool m_framesHeld = false;   // holdFrames()
   bool m_frameWaiting = false; // a FrameReady came while held
   ReaderFrames m_frames;

@@ -152,9 +152,13 @@ struct SyncCancel {
 };
 // The console wants the desktop's pixels: at the next frame boundary the reader stops
 // writing the shared desktop and answers Leased with what changed since the last lease.
+// `whenReady`: at the first boundary with changes, with no FrameReady before it (a console
+// that wants every frame asks for the next one ahead); a later Lease without it makes it due
+// at the next boundary.
 struct Lease {
   static constexpr Type kType = Type::Lease;
-  template <typename F> void fields(F&) {}
+  bool whenReady = false;
+  template <typename F> void fields(F& f) { f(whenReady); }
 };
 // The console is done reading: the reader may write the shared desktop again.
 struct Return {

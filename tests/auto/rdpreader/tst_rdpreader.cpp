@@ -162,8 +162,9 @@ private slots:
         3);
   }
 
-  // While frames are held (the console's encoder is busy), what the guest draws waits on the
-  // shared desktop: no lease, no frame; the release brings one frame with all of it.
+  // While frames are held (the console's encoder is busy), only the lease asked ahead before
+  // the hold is granted; after it, what the guest draws waits on the shared desktop: no lease,
+  // no frame; the release brings one frame with all of it.
   void heldFramesArriveTogetherOnRelease() {
     GuestProcess guest;
     RdpReader reader;
@@ -171,13 +172,21 @@ private slots:
     QVERIFY(startConnected(guest, reader));
     QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
     const auto colourAt = [](const FrameUpdate& u, int x, int y) { return u.frame.pixel(x, y) & 0xFFFFFFu; };
+    const auto lastShows = [&](qsizetype after, int x, int y, quint32 colour) {
+      return frames.size() > after && colourAt(frames.last().first().value<FrameUpdate>(), x, y) == colour;
+    };
     reader.holdFrames(true);
-    guest.command("{\"cmd\":\"paint\",\"x\":300,\"y\":200,\"w\":40,\"h\":30,\"color\":\"#00ff00\",\"id\":1}");
+    const qsizetype before = frames.size();
+    guest.command("{\"cmd\":\"paint\",\"x\":100,\"y\":100,\"w\":40,\"h\":30,\"color\":\"#0000ff\",\"id\":1}");
+    // The lease asked ahead when the last frame was absorbed.
+    QTRY_VERIFY_WITH_TIMEOUT(lastShows(before, 110, 110, 0x0000FFu), 15000);
+    QVERIFY(!reader.frameWaiting());
+    const qsizetype held = frames.size();
+    guest.command("{\"cmd\":\"paint\",\"x\":300,\"y\":200,\"w\":40,\"h\":30,\"color\":\"#00ff00\",\"id\":2}");
     // Said after the last lease was absorbed (the socket keeps order): no frame is in flight.
     QTRY_VERIFY_WITH_TIMEOUT(reader.frameWaiting(), 15000);
-    const qsizetype held = frames.size();
-    guest.command("{\"cmd\":\"paint\",\"x\":500,\"y\":400,\"w\":40,\"h\":30,\"color\":\"#ff0000\",\"id\":2}");
-    QVERIFY(guest.waitForEvent(QStringLiteral("painted"), 2));
+    guest.command("{\"cmd\":\"paint\",\"x\":500,\"y\":400,\"w\":40,\"h\":30,\"color\":\"#ff0000\",\"id\":3}");
+    QVERIFY(guest.waitForEvent(QStringLiteral("painted"), 3));
     QCOMPARE(frames.size(), held);
     QVERIFY(reader.frameWaiting());
     reader.holdFrames(false);
@@ -188,6 +197,7 @@ private slots:
       return colourAt(u, 310, 210) == 0x00FF00u && colourAt(u, 510, 410) == 0xFF0000u;
     };
     QTRY_VERIFY_WITH_TIMEOUT(showsBoth(), 15000);
+    QCOMPARE(frames.size(), held + 1);
     QVERIFY(!reader.frameWaiting());
     reader.abort();
   }
