@@ -434,6 +434,7 @@ void Console::updatePacing() {
   if (!m_rdp || !isConnected())
     return;
   m_rdp->setPacing(pacingMode());
+  m_rdp->setLeaseAhead(m_phases.phase() == Phase::Setup);
   updateFrameHold();
 }
 

@@ -384,8 +384,7 @@ void RdpReader::dispatch(wire::FromReader message) {
           m_residue = m.residue;
           m_channels = m.channels;
           setState(State::Connected);
-          if (!m_framesHeld)
-            requestLease(LeaseAsk::WhenReady); // the first frame, without a FrameReady before it
+          askAhead(); // the first frame, without a FrameReady before it
           emit connected(m.desktop);
         } else if constexpr (std::is_same_v<M, wire::Failed>) {
           if (m_state != State::Connecting)
@@ -413,7 +412,7 @@ void RdpReader::dispatch(wire::FromReader message) {
           if (m_framesHeld)
             m_frameWaiting = true;
           else
-            requestLease(LeaseAsk::WhenReady);
+            requestLease(LeaseAsk::Boundary);
         } else if constexpr (std::is_same_v<M, wire::Leased>) {
           onLeased(m);
         } else if constexpr (std::is_same_v<M, wire::Resized>) {
@@ -465,10 +464,17 @@ void RdpReader::requestLease(LeaseAsk ask) {
 
 void RdpReader::holdFrames(bool hold) {
   m_framesHeld = hold;
-  if (!hold && m_state == State::Connected) {
-    m_frameWaiting = false; // the lease asked now holds it
+  if (hold || m_state != State::Connected)
+    return;
+  if (std::exchange(m_frameWaiting, false))
+    requestLease(LeaseAsk::Boundary);
+  else
+    askAhead();
+}
+
+void RdpReader::askAhead() {
+  if (m_state == State::Connected && !m_framesHeld && m_leaseAhead)
     requestLease(LeaseAsk::WhenReady);
-  }
 }
 
 void RdpReader::onLeased(const wire::Leased& leased) {
@@ -482,9 +488,7 @@ void RdpReader::onLeased(const wire::Leased& leased) {
   if (!sendToReader(wire::Return{leased.serial}).ok())
     return breach(QStringLiteral("cannot return the lease"));
   m_frames.settle(leased.serial, absorbed);
-  // The next frame is asked for ahead, unless the frame just handed out keeps the encoder busy.
-  if (!m_framesHeld && m_state == State::Connected)
-    requestLease(LeaseAsk::WhenReady);
+  askAhead(); // unless the frame just handed out keeps the encoder busy
   if (std::optional<SyncResult> held = std::exchange(m_syncHeld, std::nullopt))
     if (SyncDone done = std::exchange(m_syncDone, nullptr))
       done(*held);
@@ -652,6 +656,14 @@ void RdpReader::setPacing(PacingMode mode) {
   // A reader that is gone is noticed by its exit watch, not here.
   if (m_state == State::Connecting || m_state == State::Connected)
     (void)sendToReader(wire::Pacing{mode});
+}
+
+void RdpReader::setLeaseAhead(bool ahead) {
+  m_leaseAhead = ahead;
+  // No lease stands from here on: one asked ahead is made due at the next boundary.
+  if (!ahead && m_leaseAsked == LeaseAsk::WhenReady && m_state == State::Connected)
+    requestLease(LeaseAsk::Boundary);
+  askAhead();
 }
 
 void RdpReader::notePresented(quint64 upto) {

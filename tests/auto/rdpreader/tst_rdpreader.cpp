@@ -170,6 +170,7 @@ private slots:
     RdpReader reader;
     QSignalSpy frames(&reader, &RdpReader::frameUpdated);
     QVERIFY(startConnected(guest, reader));
+    reader.setLeaseAhead(true); // SETUP: the next frame is asked for ahead
     QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
     const auto colourAt = [](const FrameUpdate& u, int x, int y) { return u.frame.pixel(x, y) & 0xFFFFFFu; };
     const auto lastShows = [&](qsizetype after, int x, int y, quint32 colour) {
@@ -200,6 +201,37 @@ private slots:
     QCOMPARE(frames.size(), held + 1);
     QVERIFY(!reader.frameWaiting());
     reader.abort();
+  }
+
+  // The action's confirmation waits for the reader to read the guest to its end, after SETUP.
+  // A lease standing then would be granted for a frame the guest draws: the reader's worker
+  // would wait for its return while the reader, inside the finish, waits for the worker. Once
+  // leasing ahead is off, nothing stands; the frame's FrameReady simply waits.
+  void aGracefulFinishIsConfirmedThoughTheGuestDrewJustBefore_data() {
+    QTest::addColumn<bool>("paint");
+    QTest::newRow("a frame drawn before the finish") << true;
+    QTest::newRow("nothing drawn") << false;
+  }
+  void aGracefulFinishIsConfirmedThoughTheGuestDrewJustBefore() {
+    QFETCH(bool, paint);
+    GuestProcess guest;
+    RdpReader reader;
+    QSignalSpy frames(&reader, &RdpReader::frameUpdated);
+    QVERIFY(startConnected(guest, reader));
+    reader.setLeaseAhead(true); // SETUP
+    QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
+    reader.setLeaseAhead(false); // the lock: the lease asked ahead is granted at the next boundary
+    QTRY_VERIFY_WITH_TIMEOUT(!reader.leaseAsked(), 15000);
+    if (paint) {
+      guest.command(
+          "{\"cmd\":\"paint\",\"x\":200,\"y\":100,\"w\":60,\"h\":40,\"color\":\"#ff00ff\",\"id\":7}");
+      // No event loop from here on: the lease granted for the paint waits in the console's socket.
+      while (guest.events(QStringLiteral("painted")).isEmpty() && guest.process().waitForReadyRead(15000))
+        guest.poll();
+      QVERIFY(!guest.events(QStringLiteral("painted")).isEmpty());
+    }
+    const RdpReader::Finish finish = reader.finishGracefully(std::chrono::milliseconds(10000));
+    QVERIFY2(finish.confirmed, qPrintable(QStringLiteral("after %1 ms").arg(finish.elapsedMs)));
   }
 
   // A run longer than the window the console sends ahead: every input arrives, in order,
