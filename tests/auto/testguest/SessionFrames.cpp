@@ -1,8 +1,7 @@
 #include "SessionFrames.h"
 
 SessionFrames::SessionFrames(gc::RdpSession& session, QObject* parent) : QObject(parent), m_session(session) {
-  connect(&session, &gc::RdpSession::frameReady, this,
-          [this] { m_session.requestLease(gc::SurfaceLease::When::FrameReady); });
+  connect(&session, &gc::RdpSession::frameReady, this, [this] { m_session.requestLease(); });
   connect(
       &session, &gc::RdpSession::leased, this, [this](quint64, const gc::DesktopSurface::Changes& changes) {
         ++m_leases;
@@ -18,7 +17,6 @@ SessionFrames::SessionFrames(gc::RdpSession& session, QObject* parent) : QObject
                         .firstPending ||
                     pending;
         m_session.returnLease();
-        m_session.requestLease(gc::SurfaceLease::When::FrameReady); // the next frame, asked ahead
         if (!pending)
           return;
         gc::DesktopFrames::Taken taken = m_frames.take();

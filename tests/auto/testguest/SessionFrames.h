@@ -1,7 +1,6 @@
 // SessionFrames: for tests that run RdpSession in-process, what the console does with the
-// reader's frames (readerhost/RdpReader): the next frame's lease asked ahead (a frameReady
-// only when none was), the changed pixels copied into a frame pool, the lease returned, the
-// frame handed out as a FrameUpdate.
+// reader's frames (readerhost/RdpReader): a lease at every frameReady, the changed pixels
+// copied into a frame pool, the lease returned, the frame handed out as a FrameUpdate.
 #pragma once
 
 #include "rdp/RdpSession.h"
