@@ -22,8 +22,9 @@
 // memory the caller gives (the shared desktop) — only on the worker, inside FreeRDP's event
 // processing. Whoever reads it asks for a lease (requestLease()): at its next frame boundary
 // (or the next one with changes) the worker stops processing the guest's PDUs and hands over
-// what changed since the last lease (leased()); it writes again only after returnLease(). So a reader never
-// sees half a frame, and the worker never writes while anyone reads. Input keeps flowing during a lease.
+// what changed since the last lease (leased()); it writes again only after returnLease(). So
+// a reader never sees half a frame, and the worker never writes while anyone reads. Input
+// keeps flowing during a lease.
 #pragma once
 
 #include "common/Outcome.h"

@@ -36,7 +36,7 @@ public:
     FrameReady, // at the first frame boundary with changes (standing until then)
   };
   // The reader wants the pixels; wakes the worker's event wait. Idempotent while a lease is
-  // held; a Boundary request makes a standing one pending at once.
+  // held; a Boundary request makes a standing one due at once.
   void request(When when);
   // The reader is done: the worker may write again.
   void giveBack();
@@ -62,7 +62,7 @@ public:
   bool takeReadyToSay();
 
 private:
-  std::mutex m_mutex; // a leaf; guards the two flags and the serial
+  std::mutex m_mutex; // a leaf; guards the three flags and the serial
   std::condition_variable m_returned;
   bool m_requested = false; // at the next boundary
   bool m_standing = false;  // at the next boundary with changes

@@ -114,11 +114,10 @@ public:
   // While frames are not held, the next frame is asked for ahead if setLeaseAhead() allows
   // it (a standing lease: no FrameReady and no request per frame). While held, no lease is
   // asked for: beyond the one asked before the hold (at most one frame), the guest's changes
-  // gather on the shared
-  // desktop (the reader keeps their damage) instead of in a frame of the console's pool, and
-  // the lease follows the release with all of them at once. The console holds frames while
-  // its encoder is busy with one, so the pool needs no third frame for the one it could not
-  // use yet. The lock's guest sync leases regardless.
+  // gather on the shared desktop (the reader keeps their damage) instead of in a frame of the
+  // console's pool, and the lease follows the release with all of them at once. The console
+  // holds frames while its encoder is busy with one, so the pool needs no third frame for the
+  // one it could not use yet. The lock's guest sync leases regardless.
   void holdFrames(bool hold);
   // SETUP only: asks for each next frame ahead. Off (from the lock on), each frame is leased
   // after its FrameReady and no lease stands: the action's graceful finish waits for the
@@ -191,7 +190,7 @@ private:
   // request is sent only for more than what is asked already.
   enum class LeaseAsk : quint8 { None, WhenReady, Boundary };
   void requestLease(LeaseAsk ask);
-  void askAhead(); // the standing lease, when the pacing and the hold allow it
+  void askAhead(); // the standing lease, when setLeaseAhead() and the hold allow it
   Status sendToReader(const wire::ToReader& message, int passFd = -1);
   // Sends encoded datagrams in order (one system call for a run; `passFd` only beside a
   // single one), then zeroes them whether or not they went.
