@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -98,10 +99,8 @@ bool installFilter() {
 
   // Memory, threads, time, the event loops (Qt's, winpr's waits), randomness.
   f.allow({SCMP_SYS(brk),
-           SCMP_SYS(mmap),
            SCMP_SYS(munmap),
            SCMP_SYS(mremap),
-           SCMP_SYS(mprotect),
            SCMP_SYS(madvise),
            SCMP_SYS(mlock),
            SCMP_SYS(mlock2),
@@ -176,6 +175,14 @@ bool installFilter() {
   f.refuseIf(EACCES, SCMP_SYS(newfstatat), SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
   f.allowIf(SCMP_SYS(statx), SCMP_A2(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
   f.refuseIf(EACCES, SCMP_SYS(statx), SCMP_A2(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
+  // Memory, never code: every library is mapped before the sandbox, so from here on no
+  // mapping is made or turned executable (a write of the guest's choosing never becomes an
+  // instruction). A JIT that asks is told EPERM and falls back (reader_main turns Qt's off).
+  for (int nr : {SCMP_SYS(mmap), SCMP_SYS(mprotect)}) {
+    f.allowIf(nr, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+    f.refuseIf(EPERM, nr, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+  }
+  f.refuse(EPERM, {SCMP_SYS(pkey_mprotect)});
   // Threads, not processes: glibc's pthread_create uses clone3 first and clone without it.
   f.allowIf(SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
   f.refuseIf(EPERM, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));

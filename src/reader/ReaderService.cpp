@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -277,6 +278,16 @@ void ReaderService::selfTest(quint8 mode) {
     if (child == 0)
       ::_exit(0);
     note("fork", int(child));
+    void* code =
+        ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    note("mmap_exec", code == MAP_FAILED ? -1 : 0);
+    if (code != MAP_FAILED)
+      ::munmap(code, 4096);
+    // A page it could not map reads as "allowed": the probe proves nothing then.
+    void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    note("mprotect_exec", page == MAP_FAILED ? 0 : ::mprotect(page, 4096, PROT_READ | PROT_EXEC));
+    if (page != MAP_FAILED)
+      ::munmap(page, 4096);
     send(wire::SelfTestDone{results});
     break;
   }

@@ -111,7 +111,7 @@ private slots:
     reader.abort();
   }
 
-  void cannotOpenFilesSocketsOrProcesses() {
+  void cannotOpenFilesSocketsProcessesOrCode() {
     RdpReader reader;
     QVERIFY(reader.spawn(QSize(640, 480)).ok());
     const Outcome<QStringList> results = reader.selfTest(wire::SelfTest::ProbeSandbox);
@@ -121,7 +121,7 @@ private slots:
       const int error = r.section(QLatin1Char('='), 1).toInt();
       QVERIFY2(error != 0, qPrintable(QStringLiteral("the reader may %1").arg(what)));
     }
-    QVERIFY(results->size() >= 9);
+    QVERIFY(results->size() >= 11);
     reader.abort();
   }
 
@@ -165,6 +165,38 @@ private slots:
   // While frames are held (the console's encoder is busy), only the lease asked ahead before
   // the hold is granted; after it, what the guest draws waits on the shared desktop: no lease,
   // no frame; the release brings one frame with all of it.
+  // The process that parses the guest's bytes runs no code it wrote itself: a write of the
+  // guest's choosing cannot become an instruction (no JIT, no writable or anonymous code).
+  void runsNoCodeItWroteItselfAfterASession() {
+    GuestProcess guest;
+    QVERIFY(guest.start({QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--width"),
+                         QStringLiteral("640"), QStringLiteral("--height"), QStringLiteral("480")}));
+    RdpReader reader;
+    QVERIFY(reader.spawn(QSize(640, 480)).ok());
+    QSignalSpy connected(&reader, &RdpReader::connected);
+    QSignalSpy frames(&reader, &RdpReader::frameUpdated);
+    reader.start(configFor(guest, QSize(640, 480)), credentials());
+    QVERIFY(connected.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(!frames.isEmpty(), 15000);
+    QVERIFY(reader.sendKey(0x1E, true).ok());
+    QVERIFY(reader.sendKey(0x1E, false).ok());
+    QVERIFY(guest.waitForEvent(QStringLiteral("input"), 2));
+    QFile maps(QStringLiteral("/proc/%1/maps").arg(reader.pid()));
+    QVERIFY(maps.open(QIODevice::ReadOnly));
+    int code = 0;
+    for (const QByteArray& line : maps.readAll().split('\n')) {
+      const QList<QByteArray> fields = line.simplified().split(' ');
+      if (fields.size() < 5 || fields[1].size() < 3 || fields[1][2] != 'x')
+        continue;
+      ++code;
+      const QByteArray name = fields.size() > 5 ? fields[5] : QByteArray();
+      QVERIFY2(fields[1][1] != 'w', line.constData());
+      QVERIFY2(name.startsWith('/') || name == "[vdso]" || name == "[vsyscall]", line.constData());
+    }
+    QVERIFY(code > 0); // the executable and its libraries were read
+    reader.abort();
+  }
+
   void heldFramesArriveTogetherOnRelease() {
     GuestProcess guest;
     RdpReader reader;
