@@ -255,7 +255,7 @@ exec mutter --headless --wayland --virtual-monitor ${DESKTOP.width}x${DESKTOP.he
   R.figures.typed_to_seen_ms = second.ms;
   R.typing = { first_word_chars: FIRST.length + 1, first_word_lost_leading_keys: lost, first_key_events: `${first.key_events_x_saw}/${first.key_events_sent} seen by Xwayland`, second_exact: second.line === TYPED, second_key_events: `${second.key_events_x_saw}/${second.key_events_sent}`, second_ms: second.ms, acked: first.acked && second.acked };
   log(`GRD typing: of the session's first ${FIRST.length} letters and Enter, the first ${lost} never reached the xterm`);
-  check('34.3', `typed words reach the xterm (through GRD, mutter's virtual keyboard and Xwayland; its shell wrote ~/typed): the first word lost its first ${lost} key(s) (what the session's first keys do on GRD; a suffix arrived), the second exactly`,
+  check('34.3', `typed words reach the xterm (through GRD, mutter's virtual keyboard and Xwayland; its shell wrote ~/typed): the first word lost its first ${lost} key(s) (what the session's first keys do on GRD; what arrived of it, if anything, was a suffix), the second exactly`,
     R.typing.acked && lost !== null && second.line === TYPED, R.typing);
 
   // ---- lock and capture through MCP (lock.confirmation "settle"), input refused after ------------

@@ -14,7 +14,6 @@ const net = require('net');
 const path = require('path');
 const crypto = require('crypto');
 const { execFileSync, spawnSync } = require('child_process');
-const { WsClient } = require('../lib/ws');
 const P = require('../lib/proc');
 const L = require('../lib/lane');
 const GRD = require('./grd');
@@ -79,9 +78,6 @@ function iniCopy(from, to, set) {
   fs.writeFileSync(to, out.join('\n'), { mode: 0o600 });
 }
 
-// The panel client: the lanes' shared compositor (PNG rectangles onto a canvas, every frame acked).
-const framePanel = (ws) => L.panelFrames(ws);
-
 // ---------------------------------------------------------------------------------------
 // Issue 25 ("What must show it", the xrdp lane): type_text and scroll through the real console
 // and the official MCP SDK client, one run per action. The witnesses inside the X session:
@@ -108,14 +104,10 @@ async function issue25Runs(ctx) {
     const tRun = Date.now();
     const grant = L.grantWithAction(ctx.issueGrant(path.join(WORK, `grant-${label}.json`)), { kinds: ACTION_KINDS, limits: { text_chars: 64, scroll_notches: 5 }, text_input: textInput }, ctx.signKey);
     const logFrom = readText(ctx.xrdpLog).length;
-    const con = proc('console', BIN.console, ['open', '--grant', grant, ...ctx.global]);
-    let mcp = null, ws = null, ready = null, recorder = null;
+    let s = null, mcp = null, recorder = null;
     try {
-      ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
-      if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)}`);
-      await con.waitFor((e) => e.event === 'credentials_required', 30000);
-      con.send({ cmd: 'credentials', username: USER, password: PASSWORD, domain: '' });
-      await con.waitFor((e) => e.event === 'phase' && e.reason === 'guest connected', 60000);
+      s = await L.openSession({ proc, grant, globalArgs: ctx.global, credentials: { username: USER, password: PASSWORD } });
+      if (!s.welcome) throw new Error('no welcome on the panel');
       // Reconnected to the session (same display) or a new one: the display xrdp names.
       await until(() => /login successful for user \S+ on display \d+/.test(readText(ctx.xrdpLog).slice(logFrom)), 15000, 100);
       const d = (/login successful for user \S+ on display (\d+)/.exec(readText(ctx.xrdpLog).slice(logFrom)) || [])[1];
@@ -123,17 +115,13 @@ async function issue25Runs(ctx) {
       R.display = d !== undefined ? (d === ctx.runs.firstDisplay ? 'the first session\'s (reconnected)' : 'a new one') : 'not named (reconnected)';
       const X = { ...process.env, DISPLAY: `:${ctx.runs.display}`, XAUTHORITY: path.join(ctx.home, '.Xauthority') };
       await until(() => spawnSync('xdotool', ['search', '--onlyvisible', '--class', 'xterm'], { env: X, encoding: 'utf8' }).stdout.trim() !== '', 60000, 200);
-      ({ ws } = await WsClient.connect(ready.panel.port));
-      framePanel(ws);
-      ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
-      await ws.waitText((t) => t.type === 'welcome', 15000);
-      ws.send({ type: 'pointer', seq: 1, x: 200, y: 150, buttons: 0, wheel: 0 });
-      await ws.waitText((t) => t.type === 'input_ack' && t.upto >= 1, 15000);
+      s.ws.send({ type: 'pointer', seq: 1, x: 200, y: 150, buttons: 0, wheel: 0 });
+      await s.ws.waitText((t) => t.type === 'input_ack' && t.upto >= 1, 15000);
       if (RECORDER) {
         recorder = proc('recorder', RECORDER, [], X);
         await recorder.waitFor((e) => /^GCREC (started|unavailable)/.test(e.unparsable || ''), 15000);
       }
-      const run = await L.lockAndCapture({ run: ready.run, globalArgs: ctx.global, env: ENV, name: 'gc-interop', timeoutMs: 60000 });
+      const run = await L.lockAndCapture({ run: s.ready.run, globalArgs: ctx.global, env: ENV, name: 'gc-interop', timeoutMs: 60000 });
       mcp = run.mcp;
       R.server_input = run.status.action && run.status.action.server_input;
       R.text_input = run.status.action && run.status.action.text_input;
@@ -142,10 +130,12 @@ async function issue25Runs(ctx) {
         .map((m) => ({ down: m[1] === 'down', button: Number(m[2]), x: Number(m[3]), y: Number(m[4]) }));
       await body({ mcp, R, recorder, buttonsSeen });
     } catch (e) {
-      check('25', `${label}: the run reached its action`, false, { error: String(e && e.message || e).slice(0, 500), control: con.events.slice(-4), stderr: con.stderr.slice(-300) });
+      s = s || e.session;
+      check('25', `${label}: the run reached its action`, false, { error: String(e && e.message || e).slice(0, 500), control: s.con.events.slice(-4), stderr: s.con.stderr.slice(-300) });
     } finally {
       if (mcp) await mcp.close();
     }
+    const { con, ready, ws } = s;
     // After its action the console closes itself; a run that did not act is closed by the operator.
     if (!R.acted) con.send({ cmd: 'close' });
     const closed = await con.waitFor((e) => e.event === 'closed', 30000).catch(() => null);
@@ -309,27 +299,22 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   let cj = null; try { cj = JSON.parse(c.stdout.trim().split('\n').pop()); } catch { /* reported */ }
   check('20.4', 'check: the grant binds, xrdp\'s certificate matches the pin', c.status === 0 && cj && cj.ok === true, { status: c.status, json: cj, stderr: (c.stderr || '').slice(-300) });
 
-  // ---- open, auto-login with the Client Info credentials -----------------------------------
-  const t0 = Date.now();
-  const con = proc('console', BIN.console, ['open', '--grant', grant, ...global]);
-  const ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
-  if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)} ${con.stderr.slice(-500)}`);
-  const binding = JSON.parse(fs.readFileSync(path.join(RUNS, ready.run, 'binding.json'), 'utf8'));
-  await con.waitFor((e) => e.event === 'credentials_required', 30000);
-  con.send({ cmd: 'credentials', username: USER, password: PASSWORD, domain: '' });
-  const setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
-  const setupMs = Date.now() - t0;
+  // ---- open, auto-login with the Client Info credentials; a panel client ---------------------
+  // An open that fails after `ready` still gets its check (from what came) before the lane ends.
+  let notOpened = null;
+  const session = await L.openSession({ proc, grant, globalArgs: global, credentials: { username: USER, password: PASSWORD } })
+    .catch((e) => { if (!e.session || !e.session.ready || e.session.ready.event !== 'ready') throw e; notOpened = e; return e.session; });
+  const { con, ready, setup, setupMs } = session;
   const displayLine = await until(() => /login successful for user \S+ on display \d+/.test(readText(xrdpLog)), 60000, 100);
   const display = (/login successful for user \S+ on display (\d+)/.exec(readText(xrdpLog)) || [])[1];
   report.figures.open_to_setup_ms = setupMs;
   check('20.4', 'open: SETUP with the Client Info credentials; xrdp logged the account in (no login screen)', setup && setup.event === 'phase' && setup.phase === 'SETUP' && displayLine && display !== undefined,
     { phase: setup && (setup.phase || setup.event), open_to_setup_ms: setupMs, display, xrdp: (readText(xrdpLog).match(/login successful[^\n]*/) || [''])[0].replace(USER, '<user>') });
+  if (notOpened) throw notOpened;
+  const binding = JSON.parse(fs.readFileSync(path.join(RUNS, ready.run, 'binding.json'), 'utf8'));
 
-  // ---- a panel client: welcome (with the negotiated security) and frames --------------------
-  const { ws } = await WsClient.connect(ready.panel.port);
-  const frames = framePanel(ws);
-  ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
-  const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
+  // ---- the panel client: welcome (with the negotiated security) and frames ------------------
+  const { ws, frames, welcome } = session;
   check('20.3', 'welcome: the identity says the server has no NLA (security "tls": credentials checked by the guest)', welcome && welcome.identity && welcome.identity.security === 'tls',
     { identity: welcome && welcome.identity, width: welcome && welcome.width, height: welcome && welcome.height });
   // xrdp gives a new session the size the client asks for: the grant's, exactly.
@@ -418,13 +403,12 @@ async function xrdpLane({ signKey, issuerPub, ledgerArgs }, during) {
   // account reconnect to it: the same xterm, its shell still writing ~/typed.
   // ---- a frozen xrdp (SIGSTOP) answers nothing: the strict lock fails closed --------------
   {
-    const con2 = proc('console', BIN.console, ['open', '--grant', issueGrant(path.join(WORK, 'grant-frozen.json')), ...global]);
-    const r2 = await con2.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000).catch(() => null);
+    // No panel client: the lock comes on the control channel, right at SETUP.
+    let inSetup = true;
+    const { con: con2, ready: r2 } = await L.openSession({ proc, grant: issueGrant(path.join(WORK, 'grant-frozen.json')), globalArgs: global, credentials: { username: USER, password: PASSWORD }, panel: false })
+      .catch((e) => { if (!e.session) throw e; inSetup = false; return e.session; });
     let verdict = null, lockMs = null;
     if (r2 && r2.event === 'ready') {
-      await con2.waitFor((e) => e.event === 'credentials_required', 30000);
-      con2.send({ cmd: 'credentials', username: USER, password: PASSWORD, domain: '' });
-      const inSetup = await con2.waitFor((e) => e.event === 'phase' && e.reason === 'guest connected', 60000).catch(() => null);
       if (inSetup) {
         process.kill(xrdp.pid, 'SIGSTOP');
         const tFrozen = Date.now();

@@ -177,22 +177,33 @@ function grantIssuer({ vm, port, pin, desktop, title, signKey, env, panelUser })
 
 // One console session as an operator starts it: `console open`, the credentials when asked,
 // SETUP, a panel client that said hello. `proc(kind, file, args)` starts the console (the
-// lane's child handle). Throws with the console's last words when a step does not come.
-async function openSession({ proc, grant, globalArgs, credentials }) {
+// lane's child handle). With `panel: false` it returns at SETUP (ws, frames and welcome null),
+// for a session driven on the control channel alone. Throws with the console's last words when
+// a step does not come; the error carries what came so far as `session` ({con, ready, setup,
+// setupMs}: `ready` and `setup` the events that answered, an error or a close among them, or
+// null), so a caller can still close the console and report what it saw.
+async function openSession({ proc, grant, globalArgs, credentials, panel = true }) {
   const t0 = Date.now();
-  const con = proc('console', BIN.console, ['open', '--grant', grant, ...globalArgs]);
-  const ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000);
-  if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)} ${con.stderr.slice(-500)}`);
-  await con.waitFor((e) => e.event === 'credentials_required', 30000);
-  con.send({ cmd: 'credentials', domain: '', ...credentials });
-  const setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
-  const setupMs = Date.now() - t0;
-  if (!setup || setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
-  const { ws } = await WsClient.connect(ready.panel.port);
-  const frames = panelFrames(ws);
-  ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
-  const welcome = await ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
-  return { con, ready, setup, setupMs, ws, frames, welcome };
+  const s = { con: proc('console', BIN.console, ['open', '--grant', grant, ...globalArgs]), ready: null, setup: null, setupMs: null, ws: null, frames: null, welcome: null };
+  const { con } = s;
+  try {
+    const ready = (s.ready = await con.waitFor((e) => e.event === 'ready' || e.event === 'error', 60000));
+    if (ready.event !== 'ready') throw new Error(`open refused: ${JSON.stringify(ready)} ${con.stderr.slice(-500)}`);
+    await con.waitFor((e) => e.event === 'credentials_required', 30000);
+    con.send({ cmd: 'credentials', domain: '', ...credentials });
+    s.setup = await con.waitFor((e) => (e.event === 'phase' && e.reason === 'guest connected') || e.event === 'error' || e.event === 'closed', 60000).catch(() => null);
+    s.setupMs = Date.now() - t0;
+    if (!s.setup || s.setup.event !== 'phase') throw new Error(`no SETUP: ${JSON.stringify(con.events.slice(-6))} ${con.stderr.slice(-400)}`);
+    if (!panel) return s;
+    ({ ws: s.ws } = await WsClient.connect(ready.panel.port));
+    s.frames = panelFrames(s.ws);
+    s.ws.send({ type: 'hello', run: ready.run, task: ready.task, capability: ready.panel.capability, client: { kind: 'interop', version: '1' } });
+    s.welcome = await s.ws.waitText((t) => t.type === 'welcome', 15000).catch(() => null);
+    return s;
+  } catch (e) {
+    e.session = s;
+    throw e;
+  }
 }
 
 // Ends a session from openSession: the operator's close (unless the console is closing on its
@@ -201,7 +212,7 @@ async function closeSession(s, { operator = true, runsDir }) {
   if (operator) s.con.send({ cmd: 'close' });
   const closed = await s.con.waitFor((e) => e.event === 'closed', 30000).catch(() => null);
   const exit = await s.con.waitExit(20000);
-  s.ws.close();
+  if (s.ws) s.ws.close();
   return { reason: closed && closed.reason, exit: exit && exit.code, run_dir_gone: !fs.existsSync(path.join(runsDir, s.ready.run)) };
 }
 
