@@ -162,9 +162,6 @@ private slots:
         3);
   }
 
-  // While frames are held (the console's encoder is busy), only the lease asked ahead before
-  // the hold is granted; after it, what the guest draws waits on the shared desktop: no lease,
-  // no frame; the release brings one frame with all of it.
   // The process that parses the guest's bytes runs no code it wrote itself: a write of the
   // guest's choosing cannot become an instruction (no JIT, no writable or anonymous code).
   void runsNoCodeItWroteItselfAfterASession() {
@@ -197,6 +194,9 @@ private slots:
     reader.abort();
   }
 
+  // While frames are held (the console's encoder is busy), only the lease asked ahead before
+  // the hold is granted; after it, what the guest draws waits on the shared desktop: no lease,
+  // no frame; the release brings one frame with all of it.
   void heldFramesArriveTogetherOnRelease() {
     GuestProcess guest;
     RdpReader reader;
